@@ -1,0 +1,62 @@
+"""On-disk cache in `.repro_lint_cache/` at the project root.
+
+Two layers, both keyed by the tool version and the configuration:
+- facts: the extracted `ModuleInfo` of every file, keyed by its content hash;
+- results: the findings of a whole run, keyed by the digest of every file's content hash.
+The cache is never trusted over the files: anything unreadable, corrupt or from another
+version is ignored and rebuilt, and writes are atomic (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from repro_lint import __version__
+
+CACHE_DIR = ".repro_lint_cache"
+
+
+class Cache:
+    def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.dir = root / CACHE_DIR
+        self.key = hashlib.blake2b(f"{__version__}|{key}".encode(), digest_size=8).hexdigest()
+
+    def _path(self, kind: str) -> Path:
+        return self.dir / f"{kind}-{self.key}.pickle"
+
+    def load(self, kind: str) -> Optional[Any]:
+        if not self.enabled:
+            return None
+        try:
+            with self._path(kind).open("rb") as fh:
+                payload = pickle.load(fh)
+        except Exception:  # a missing, corrupt or incompatible cache is simply rebuilt
+            return None
+        if not isinstance(payload, dict) or payload.get("version") != __version__:
+            return None
+        return payload.get("data")
+
+    def store(self, kind: str, data: Any) -> None:
+        if not self.enabled:
+            return
+        try:
+            self.dir.mkdir(exist_ok=True)
+            gitignore = self.dir / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# created by repro-lint\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{kind}-", suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump({"version": __version__, "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self._path(kind))
+        except OSError:
+            # a read-only tree still gets checked, just without a cache
+            try:
+                os.unlink(tmp)  # type: ignore[possibly-undefined]
+            except (OSError, UnboundLocalError):
+                pass

@@ -1,0 +1,281 @@
+"""Running a check: discover files, extract facts (cached, in parallel), index, run rules."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+from repro_lint import catalog
+from repro_lint.cache import Cache
+from repro_lint.config import Config
+from repro_lint.extract import extract
+from repro_lint.findings import Finding, Location
+from repro_lint.index import ProjectIndex
+from repro_lint.matchers import get_matchers
+from repro_lint.model import ModuleInfo
+from repro_lint.project import Discovery, find_root, is_test_path, module_name
+from repro_lint.rules import RULES, Context, load_rules
+
+# Below this many files to extract, worker start-up costs more than it saves.
+PARALLEL_MIN_FILES = 24
+
+
+@dataclass
+class Report:
+    root: Path
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line each; they make the exit code 2
+    files_checked: int = 0
+    sources: dict[str, list[str]] = field(default_factory=dict)  # path -> lines, for display
+    infos: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+# -- workers ------------------------------------------------------------------------
+_WORKER_MATCHER_KEY: tuple = ((), ())
+
+
+def _init_worker(matcher_key: tuple) -> None:
+    global _WORKER_MATCHER_KEY
+    _WORKER_MATCHER_KEY = matcher_key
+    load_rules()
+
+
+def _extract_job(job: tuple) -> ModuleInfo:
+    path, display, module, is_package = job
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        info = ModuleInfo(display, module, is_package)
+        info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
+        return info
+    return _safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY)
+
+
+def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple) -> ModuleInfo:
+    try:
+        return extract(display, module, is_package, data, get_matchers(*key))
+    except Exception as exc:  # a bug in an extraction hook must not stop the other files
+        info = ModuleInfo(display, module, is_package)
+        info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        info.error = ("internal-error", f"internal error while analysing: {type(exc).__name__}: {exc}", 0, 0)
+        info.extra["traceback"] = traceback.format_exc()
+        return info
+
+
+def _extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple) -> list[ModuleInfo]:
+    if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
+        import multiprocessing
+
+        try:
+            ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+            with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(key,)) as pool:
+                chunk = max(4, len(jobs) // (n_jobs * 8))
+                return list(pool.imap(_extract_job, jobs, chunksize=chunk))
+        except (OSError, ImportError):
+            pass  # no process support here: fall back to one process
+    return [_safe_extract(j[1], j[2], j[3], datas[j[0]], key) for j in jobs]
+
+
+# -- the check ------------------------------------------------------------------------
+class PathError(Exception):
+    """A path given on the command line does not exist."""
+
+
+def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path], list[Path]]:
+    """(every project file for the index, the files to report on)."""
+    disc = Discovery(root, list(cfg.exclude) + list(cfg.extend_exclude))
+    targets: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise PathError(f"{p}: no such file or directory")
+        for f in disc.walk(p, explicit=True):
+            if p.is_file() and disc.exclude.match_file(display_rel(f, root)):
+                continue  # excluded files stay excluded when named (pre-commit names them)
+            targets.append(f)
+    project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
+    return project, targets
+
+
+def display_rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def run_check(
+    paths: list[Path],
+    cfg: Config,
+    root: Optional[Path] = None,
+    jobs: int = 1,
+    use_cache: bool = True,
+    verbose: bool = False,
+) -> Report:
+    root = (root or find_root(paths)).resolve()
+    report = Report(root=root)
+    load_rules()
+    key = cfg.matcher_key()
+    matchers = get_matchers(*key)
+    project_files, target_files = collect_files(paths, cfg, root)
+
+    # read everything once: content hashes decide what the cache can answer
+    all_files: dict[str, Path] = {}
+    for f in [*target_files, *project_files]:
+        all_files.setdefault(str(f.resolve()), f)
+    target_keys = {str(f.resolve()) for f in target_files}
+    datas: dict[str, bytes] = {}
+    digests: dict[str, str] = {}
+    for k, f in all_files.items():
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            if k in target_keys:
+                report.errors.append(f"{display_path(f)}: cannot read file: {exc.strerror or exc}")
+            continue
+        datas[k] = data
+        digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
+
+    cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
+    run_key = hashlib.blake2b(
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()))).encode(),
+        digest_size=16,
+    ).hexdigest()
+    cached_results = cache.load("results")
+    facts_cache: dict = {}
+    infos: dict[str, ModuleInfo] = {}
+    if isinstance(cached_results, dict) and cached_results.get("key") == run_key:
+        findings, errors, target_infos = cached_results["findings"], cached_results["errors"], cached_results["infos"]
+        report.findings = findings
+        report.errors.extend(errors)
+        report.infos = target_infos
+        report.files_checked = len(target_keys & set(digests))
+        return report
+
+    facts_cache = cache.load("facts") or {}
+    jobs_todo = []
+    for k, f in all_files.items():
+        if k not in datas:
+            continue
+        module, is_package = module_name(f, root)
+        hit = facts_cache.get(k)
+        if isinstance(hit, ModuleInfo) and hit.digest == digests[k] and hit.module == module:
+            hit.path = display_path(f)
+            infos[k] = hit
+        else:
+            jobs_todo.append((k, display_path(f), module, is_package))
+    for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key)):
+        infos[job[0]] = info
+    for k, info in infos.items():
+        info.is_test = is_test_path(display_rel(all_files[k], root))
+
+    index = ProjectIndex(infos.values(), matchers, root)
+    ctx = Context(index=index, settings=cfg.settings())
+    target_infos = {k: infos[k] for k in target_keys if k in infos}
+    target_paths = {info.path for info in target_infos.values()}
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for info in target_infos.values():
+        if info.error is None:
+            continue
+        kind, message, line, col = info.error
+        if kind == "syntax-error":
+            findings.append(
+                Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1))
+            )
+        else:
+            errors.append(f"{info.path}: {message}")
+            if verbose and "traceback" in info.extra:
+                errors.append(info.extra["traceback"].rstrip())
+    findings.extend(_run_rules(ctx, target_paths, errors, verbose))
+    findings.sort(key=lambda f: f.sort_key())
+    # drop the exact duplicates a finding reached through two programs would give
+    unique: list[Finding] = []
+    seen = set()
+    for f in findings:
+        sig = (f.code, f.location, f.message)
+        if sig not in seen:
+            seen.add(sig)
+            unique.append(f)
+    report.findings = unique
+    report.errors.extend(errors)
+    report.infos = {info.path: info for info in target_infos.values()}
+    report.files_checked = len(target_infos)
+    cache.store("facts", infos)
+    cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": report.infos})
+    return report
+
+
+def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
+    index = ctx.index
+    out: list[Finding] = []
+    programs = []
+    try:
+        programs = ctx.programs
+    except Exception as exc:  # pragma: no cover - a bug in the index
+        errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
+        if verbose:
+            errors.append(traceback.format_exc().rstrip())
+    for code, spec in RULES.items():
+        if spec.per == "module":
+            units = [(info, info) for info in index.modules.values() if info.path in target_paths]
+        else:
+            units = [(p, p.entry) for p in programs]
+        for unit, info in units:
+            try:
+                for finding in spec.check(ctx, unit):
+                    if finding.location.path in target_paths:
+                        out.append(finding)
+            except Exception as exc:
+                errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
+                if verbose:
+                    errors.append(traceback.format_exc().rstrip())
+    return out
+
+
+def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
+    """`# noqa`, `# noqa: CODES` on the line, or `# repro-lint: noqa[: CODES]` for the file."""
+    if info is None:
+        return False
+    code = finding.code
+    if info.file_noqa_set:
+        if not info.file_noqa or any(code.startswith(c) for c in info.file_noqa):
+            return True
+    if finding.location.line in info.noqa:
+        codes = info.noqa[finding.location.line]
+        if codes is None or any(code.startswith(c) for c in codes):
+            return True
+    return False
+
+
+def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ignore=None) -> list[Finding]:
+    """Findings after selection, per-file ignores and suppression comments."""
+    eff = Config(
+        select=list(cli_select) if cli_select else cfg.select,
+        extend_select=list(cfg.extend_select) + list(cli_extend or []),
+        ignore=list(cfg.ignore) + list(cli_ignore or []),
+        per_file_ignores=cfg.per_file_ignores,
+    )
+    out = []
+    for f in report.findings:
+        rel = display_rel(Path(f.location.path), report.root)
+        if f.code != "RPL001" and not eff.enabled(f.code, rel):
+            continue
+        if f.code != "RPL001" and suppressed(f, report.infos.get(f.location.path)):
+            continue
+        out.append(f)
+    return out
+
+
+def known_codes() -> list[str]:
+    return list(catalog.rule_docs())

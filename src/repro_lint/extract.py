@@ -1,0 +1,717 @@
+"""The one pass over a file's syntax tree that every rule shares.
+
+`extract()` parses a file once with `ast` and walks it once, resolving names through
+`semantic.Resolver` and matching calls against the catalogs (`matchers.Matchers`). It
+records what each scope does as `model.Event`s plus the calls that build the call graph.
+Rule families that need more facts register hooks here instead of walking trees again.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from typing import Any, Callable, Optional
+
+from repro_lint.matchers import Matchers
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ClassInfo, Event, FunctionInfo, ModuleInfo
+from repro_lint.semantic import UNKNOWN, Resolver
+
+# Hooks registered by rule families: called for every call / assignment / with-statement.
+CallHook = Callable[["Extractor", ast.Call, Optional[str]], None]
+CALL_HOOKS: list[CallHook] = []
+ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
+
+_LITERAL_TYPES = (int, float, str, bool, type(None))
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"^\s*#\s*repro-lint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?\s*$", re.IGNORECASE)
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
+
+
+# Child fields that can hold expressions, per node type; leaves are never pushed.
+# A hand-rolled walk: `ast.walk` costs about three times as much on large trees.
+_NOT_CHILD = {"ctx", "type_comment", "id", "arg", "attr", "name", "names", "module", "level", "kind", "is_async", "conversion", "op", "value_str"}
+_FIELDS = {
+    cls: tuple(f for f in cls._fields if f not in _NOT_CHILD)
+    for cls in (getattr(ast, n) for n in dir(ast))
+    if isinstance(cls, type) and issubclass(cls, ast.AST)
+}
+_LEAVES = (ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias)
+
+
+def iter_calls(node: ast.AST) -> list[ast.Call]:
+    """Every Call node under `node` (including `node`), in no particular order."""
+    out: list[ast.Call] = []
+    stack = [node]
+    pop = stack.pop
+    push = stack.append
+    fields = _FIELDS
+    leaves = _LEAVES
+    AST = ast.AST
+    Call = ast.Call
+    while stack:
+        n = pop()
+        t = type(n)
+        if t is Call:
+            out.append(n)  # type: ignore[arg-type]
+        for f in fields.get(t, ()):
+            v = getattr(n, f, None)
+            if v is None:
+                continue
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, AST) and type(x) not in leaves:
+                        push(x)
+            elif isinstance(v, AST) and type(v) not in leaves:
+                push(v)
+    return out
+
+
+def literal(node: Optional[ast.AST]) -> Any:
+    """The value of a literal expression, or the `NOT_LITERAL` marker."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, _LITERAL_TYPES):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        if isinstance(node.operand.value, (int, float)):
+            return -node.operand.value
+    return NOT_LITERAL
+
+
+class _NotLiteral:
+    def __repr__(self) -> str:
+        return "NOT_LITERAL"
+
+    def __reduce__(self):
+        return (_not_literal, ())
+
+
+def _not_literal():
+    return NOT_LITERAL
+
+
+NOT_LITERAL = _NotLiteral()
+
+
+def get_arg(call: ast.Call, position: int, keyword: str) -> Optional[ast.AST]:
+    """The argument node passed by position or keyword, or None."""
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    if 0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def has_kwargs(call: ast.Call) -> bool:
+    return any(kw.arg is None for kw in call.keywords)
+
+
+def _call_order(node: ast.Call) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+class Extractor:
+    def __init__(self, info: ModuleInfo, text: str, matchers: Matchers) -> None:
+        self.info = info
+        self.m = matchers
+        self.r = Resolver(info.module, info.is_package)
+        self.lines = text.splitlines() if not text.isascii() else None
+        self.scope = MODULE_SCOPE
+        self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
+        self.no_grad = 0
+        self.func: Optional[FunctionInfo] = None
+        self.class_stack: list[str] = []
+        self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
+        self.torch_used_scopes: set[str] = set()
+        # names bound to optimizer objects, per scope (for `opt.step()`)
+        self.optimizer_names: set[str] = set()
+
+    # -- positions ---------------------------------------------------------------
+    def col(self, line: int, col: int) -> int:
+        """Convert an `ast` UTF-8 byte column to a character column."""
+        if self.lines is None or line - 1 >= len(self.lines):
+            return col
+        text = self.lines[line - 1]
+        if text.isascii():
+            return col
+        return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> tuple[int, int, int, int]:
+        line = node.lineno
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is None:
+            end_col = node.col_offset
+        return (line, self.col(line, node.col_offset), end_line, self.col(end_line, end_col))
+
+    def add(self, kind: str, node: ast.AST, **data: Any) -> Event:
+        line, col, end_line, end_col = self.span(node)
+        stmt = self.stmt_node
+        ev = Event(kind, line, col, end_line, end_col, self.span(stmt) if stmt is not None else (line, col, end_line, end_col), data)
+        self.info.events.setdefault(self.scope, []).append(ev)
+        return ev
+
+    def add_call(self, target: Optional[str], method: Optional[str], node: ast.AST) -> None:
+        self.info.calls.setdefault(self.scope, []).append((target, method, *self.span(node)))
+
+    def text_of(self, node: ast.AST) -> str:
+        try:
+            return ast.unparse(node)
+        except Exception:  # pragma: no cover - unparse handles every parsed tree
+            return ""
+
+    # -- module ------------------------------------------------------------------
+    def run(self, tree: ast.Module) -> None:
+        body = tree.body
+        self._prebind(body)
+        self._module_layout(body)
+        for stmt in body:
+            if self._is_main_guard(stmt):
+                assert isinstance(stmt, ast.If)
+                self.info.main_block = (stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.body[0].lineno)
+                self.scope = MAIN_SCOPE
+                self._visit_header(stmt.test)
+                self._visit_body(stmt.body)
+                self._visit_body(stmt.orelse)
+                self.scope = MODULE_SCOPE
+                continue
+            self._mark_module_work(stmt)
+            self.stmt_node = stmt
+            self._visit_stmt(stmt)
+        for events in self.info.events.values():
+            events.sort(key=lambda e: (e.line, e.col))
+        # module-level bindings, so that re-exports (`from .utils import set_seed`) resolve
+        self.info.exports = {k: v for k, v in self.r.scope.bindings.items() if v}
+
+    def _prebind(self, body: list[ast.stmt]) -> None:
+        """Bind module-level names first: functions see globals defined after them."""
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.r.bind_import(stmt)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.r.bind(stmt.name, f"{self.info.module}.{stmt.name}" if self.info.module else stmt.name)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                qual = self.r.qualify(stmt.value) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
+                if qual:
+                    self.r.bind(stmt.targets[0].id, qual)
+                value = literal(stmt.value)
+                if value is not NOT_LITERAL:
+                    self.info.constants[stmt.targets[0].id] = value
+            elif isinstance(stmt, (ast.If, ast.Try)) and not self._is_main_guard(stmt):
+                self._prebind(stmt.body)
+                for handler in getattr(stmt, "handlers", ()):
+                    self._prebind(handler.body)
+                self._prebind(stmt.orelse)
+
+    def _module_layout(self, body: list[ast.stmt]) -> None:
+        """Where the docstring, `__future__` imports and the leading import block end."""
+        end = 0
+        for i, stmt in enumerate(body):
+            if i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                self.info.docstring_end = stmt.end_lineno or stmt.lineno
+                end = self.info.docstring_end
+                continue
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+                self.info.future_end = stmt.end_lineno or stmt.lineno
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                end = stmt.end_lineno or stmt.lineno
+                continue
+            if isinstance(stmt, ast.Try) and stmt.body and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+                end = stmt.end_lineno or stmt.lineno
+                continue
+            break
+        self.info.import_block_end = end
+
+    @staticmethod
+    def _is_main_guard(stmt: ast.stmt) -> bool:
+        if not isinstance(stmt, ast.If):
+            return False
+        test = stmt.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            sides = [test.left, test.comparators[0]]
+            names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+            consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+            return bool(names and consts)
+        return False
+
+    def _mark_module_work(self, stmt: ast.stmt) -> None:
+        if self.info.module_work:
+            return
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            self.info.module_work = True
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await)):
+            call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+            if isinstance(call, ast.Call):
+                qual = self.r.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
+                if qual in self.m.config_calls:
+                    return
+            self.info.module_work = True
+
+    # -- statements --------------------------------------------------------------
+    def _visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.stmt_node = stmt
+            self._visit_stmt(stmt)
+
+    def _visit_stmts(self, body: list[ast.stmt]) -> None:
+        """Nested statements: they stay attributed to the enclosing direct statement."""
+        for stmt in body:
+            self._visit_stmt(stmt)
+
+    def _visit_stmt(self, stmt: ast.stmt) -> None:
+        t = type(stmt)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            if self.func is not None:
+                # nested function: callable by name from the enclosing body
+                self.r.bind(stmt.name, ".".join(filter(None, [self.info.module, *self.prefix, stmt.name])))  # type: ignore[attr-defined]
+            self._visit_function(stmt)  # type: ignore[arg-type]
+        elif t is ast.ClassDef:
+            self._visit_class(stmt)  # type: ignore[arg-type]
+        elif t is ast.Import or t is ast.ImportFrom:
+            if self.scope == MODULE_SCOPE and not self.class_stack and self.func is None:
+                imported = self.r.bind_import(stmt, self.r.scope)
+            else:
+                imported = self.r.bind_import(stmt)
+            line, col, end_line, end_col = self.span(stmt)
+            for qual in imported:
+                self.info.imports.append((qual, line, col, end_line, end_col, self.scope))
+        elif t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            self._visit_assign(stmt)
+        elif t is ast.If or t is ast.While:
+            self._visit_header(stmt.test)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
+        elif t is ast.For or t is ast.AsyncFor:
+            self._visit_header(stmt.iter)  # type: ignore[attr-defined]
+            self._bind_targets(stmt.target)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            grad_off = 0
+            for item in stmt.items:  # type: ignore[attr-defined]
+                self._visit_header(item.context_expr)
+                expr = item.context_expr
+                target = expr.func if isinstance(expr, ast.Call) else expr
+                qual = self.r.qualify(target)
+                if qual in _NO_GRAD and not (qual == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and literal(get_arg(expr, 0, "mode")) is not False):
+                    grad_off = 1
+                if item.optional_vars is not None:
+                    self._bind_targets(item.optional_vars)
+            self.no_grad += grad_off
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.no_grad -= grad_off
+        elif t is ast.Try or t.__name__ == "TryStar":
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                self._visit_stmts(handler.body)
+            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.finalbody)  # type: ignore[attr-defined]
+        elif t.__name__ == "Match":
+            self._visit_header(stmt.subject)  # type: ignore[attr-defined]
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                self._visit_stmts(case.body)
+        else:
+            self._visit_header(stmt)
+
+    def _visit_header(self, node: ast.AST) -> None:
+        """Find the calls in an expression (or simple statement)."""
+        calls = iter_calls(node)
+        if len(calls) > 1:
+            calls.sort(key=_call_order)
+        for sub in calls:
+            self._visit_call(sub)
+
+    def _bind_targets(self, target: ast.AST) -> None:
+        if self.func is None:
+            return  # module-level rebinding of names is left to the prebind pass
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                self.r.bind(sub.id, None)
+
+    def _visit_assign(self, stmt: ast.stmt) -> None:
+        value = stmt.value  # type: ignore[attr-defined]
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
+        if value is not None:
+            self._visit_header(value)
+        for target in targets:
+            self._visit_target(target, value, stmt)
+        for hook in ASSIGN_HOOKS:
+            hook(self, stmt)
+
+    def _visit_target(self, target: ast.AST, value: Optional[ast.AST], stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if self.func is not None:
+                qual = self.r.qualify(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+                self.r.bind(target.id, qual)
+                lit = literal(value)
+                if lit is not NOT_LITERAL:
+                    self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit
+            if isinstance(value, ast.Call):
+                qual = self.r.qualify(value.func)
+                if qual and self.m.is_optimizer(qual):
+                    self.optimizer_names.add(target.id)
+                # a drawn value kept in a name (for the draw-then-seed-with-it idiom)
+                for ev in reversed(self.info.events.get(self.scope, ())):
+                    if ev.kind == "draw" and ev.line == value.lineno and ev.col == self.col(value.lineno, value.col_offset):
+                        ev.data["assigned"] = target.id
+                        break
+        elif isinstance(target, ast.Attribute):
+            qual = self.r.qualify(target)
+            if qual is None:
+                return
+            if qual in self.m.flags and not isinstance(stmt, ast.AugAssign):
+                lit = literal(value)
+                self.add("flag", target, name=qual, value=None if lit is NOT_LITERAL else lit, assign=self.span(stmt))
+        elif isinstance(target, ast.Subscript):
+            qual = self.r.qualify(target.value)
+            if qual == "os.environ":
+                key = literal(target.slice)
+                if isinstance(key, str):
+                    lit = literal(value)
+                    self.add("env", target, var=key, value=None if lit is NOT_LITERAL else lit, how="item", value_span=self.span(value) if value is not None else None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._visit_target(elt, None, stmt)
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for dec in node.decorator_list:
+            self._visit_header(dec)
+        for default in list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]:
+            self._visit_header(default)
+        qual = ".".join([*self.prefix, node.name])
+        decorators = []
+        hydra_path = None
+        is_hydra = False
+        no_grad = False
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            dq = self.r.qualify(target) or ""
+            decorators.append(dq)
+            if dq in self.m.hydra_main:
+                is_hydra = True
+                if isinstance(dec, ast.Call):
+                    cp = literal(get_arg(dec, 0, "config_path"))
+                    hydra_path = cp if isinstance(cp, str) else None
+            if dq in _NO_GRAD:
+                no_grad = True
+        body = node.body
+        doc_end = 0
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            doc_end = body[0].end_lineno or body[0].lineno
+        first = body[1] if doc_end and len(body) > 1 else body[0]
+        args = node.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+        info = FunctionInfo(
+            qual=qual,
+            name=node.name,
+            line=node.lineno,
+            col=self.col(node.lineno, node.col_offset),
+            end_line=node.end_lineno,
+            params=params,
+            decorators=decorators,
+            hydra_config_path=hydra_path,
+            class_name=self.class_stack[-1] if self.class_stack else None,
+            docstring_end=doc_end,
+            body_line=first.lineno,
+            body_col=self.col(first.lineno, first.col_offset),
+            no_grad=no_grad,
+            is_async=isinstance(node, ast.AsyncFunctionDef),
+        )
+        self.info.functions[qual] = info
+        if is_hydra and not self.class_stack:
+            self.info.hydra_mains.append(qual)
+        if is_hydra:
+            info.hydra_config_path = hydra_path if hydra_path is not None else ""
+        # walk the body in its own scope
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix)
+        self.prefix = [*self.prefix, node.name]
+        self.scope = qual
+        self.func = info
+        self.class_stack = []
+        self.no_grad = 1 if no_grad else 0
+        self.optimizer_names = set()
+        self.r.push()
+        for name in params + [a.arg for a in (args.vararg, args.kwarg) if a is not None]:
+            self.r.bind(name, None)
+        self._visit_body(body)
+        self.r.pop()
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix = saved
+
+    def _visit_class(self, node: ast.ClassDef) -> None:
+        for dec in node.decorator_list:
+            self._visit_header(dec)
+        bases = []
+        for base in node.bases:
+            self._visit_header(base)
+            bases.append(self.r.qualify(base) or "")
+        qual = ".".join([*self.prefix, node.name])
+        methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.info.classes[qual] = ClassInfo(qual, node.name, node.lineno, bases, methods)
+        saved_stack = self.class_stack
+        saved_func = self.func
+        saved_prefix = self.prefix
+        self.class_stack = [*saved_stack, node.name]
+        self.prefix = [*self.prefix, node.name]
+        # class bodies run where the class is defined: they stay in the enclosing scope
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._visit_function(stmt)
+            else:
+                self._visit_stmt(stmt)
+        self.class_stack = saved_stack
+        self.func = saved_func
+        self.prefix = saved_prefix
+
+    # -- calls -------------------------------------------------------------------
+    def _visit_call(self, node: ast.Call) -> None:
+        func = node.func
+        qual = self.r.qualify(func)
+        m = self.m
+        if qual is not None:
+            self._resolved_call(node, qual)
+        elif type(func) is ast.Attribute:
+            method = func.attr
+            src = m.draw_methods.get(method)
+            if src is not None and get_arg(node, -1, "generator") is None:
+                self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+            if method in m.train_methods:
+                self.add("train", node, what=method)
+                self._torch_use(node)
+            elif method == "step":
+                recv = func.value
+                name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+                if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
+                    self.add("train", node, what="step")
+            self.add_call(None, method, node)
+        elif type(func) is ast.Name:
+            # an unbound plain name: a builtin, a star import or an undefined helper
+            if m.looks_like_seeder(func.id):
+                self._seed_candidate(node, func.id)
+            self.add_call(None, func.id, node)
+        # functions handed over as arguments (callbacks) are reached too
+        for arg in node.args:
+            self._maybe_ref(arg)
+        for kw in node.keywords:
+            self._maybe_ref(kw.value)
+        for hook in CALL_HOOKS:
+            hook(self, node, qual)
+
+    def _maybe_ref(self, arg: ast.AST) -> None:
+        if type(arg) is ast.Name or type(arg) is ast.Attribute:
+            qual = self.r.qualify(arg)
+            if qual and qual.split(".", 1)[0] not in self.m.external_roots:
+                self.add_call(qual, None, arg)
+
+    def _resolved_call(self, node: ast.Call, qual: str) -> None:
+        m = self.m
+        root = qual.split(".", 1)[0]
+        spec = m.seeders.get(qual)
+        if spec is not None:
+            if spec.requires_arg and not node.args and not node.keywords:
+                return  # reseeds from entropy
+            first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+            names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
+            kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
+            self.add(
+                "seed", node, sources=spec.sources, api=qual, expr=self.text_of(first) if first is not None else None,
+                names=names, framework=spec.framework, heuristic=False,
+                kwargs={k: v for k, v in kws.items() if v is not NOT_LITERAL},
+            )
+            self._switch(node, qual)
+            return
+        src = m.draw_source(qual)
+        if src is not None:
+            if get_arg(node, -1, "generator") is None:
+                self.add("draw", node, source=src, api=qual, assigned=None)
+            if qual.startswith(m.uses_torch_prefixes):
+                self._torch_use(node)
+            return
+        src = m.draw_classes.get(qual)
+        if src is not None:
+            self.add("draw", node, source=src, api=qual, assigned=None)
+            self._torch_use(node)
+            return
+        src = m.shuffling_loaders.get(qual)
+        if src is not None:
+            shuffle = get_arg(node, 2, "shuffle")
+            sampler = get_arg(node, 3, "sampler")
+            batch_sampler = get_arg(node, 4, "batch_sampler")
+            if shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None and sampler is None and batch_sampler is None:
+                self.add("draw", node, source=src, api=qual, assigned=None)
+            return
+        gen = m.generators.get(qual)
+        if gen is not None:
+            if not gen.nested_only:
+                self._generator(node, qual, gen)
+            return
+        if qual in m.switches:
+            self._switch(node, qual)
+            return
+        if qual in m.trainers:
+            self.add("train", node, what="trainer")
+            if qual in m.trainer_flag["classes"]:
+                kw = m.trainer_flag["keyword"]
+                value: Any = "missing"
+                if has_kwargs(node):
+                    value = "unknown"
+                arg = get_arg(node, -1, kw)
+                if arg is not None:
+                    lit = literal(arg)
+                    value = None if lit is NOT_LITERAL else lit
+                self.add("trainer", node, api=qual, deterministic=value)
+            return
+        if m.is_optimizer(qual):
+            self.add("train", node, what="optimizer")
+            self._torch_use(node)
+            return
+        if qual.startswith(m.uses_torch_prefixes):
+            self._torch_use(node)
+        if qual in ("os.environ.setdefault", "os.environ.update", "os.putenv"):
+            self._env_call(node, qual)
+            return
+        if root in m.external_roots:
+            return
+        if m.looks_like_seeder(qual):
+            self._seed_candidate(node, qual)
+        self.add_call(qual, None, node)
+
+    def _seed_candidate(self, node: ast.Call, target: str) -> None:
+        first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+        names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
+        self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names)
+
+    def _torch_use(self, node: ast.AST) -> None:
+        if self.scope not in self.torch_used_scopes:
+            self.torch_used_scopes.add(self.scope)
+            self.add("torchuse", node)
+
+    def _generator(self, node: ast.Call, qual: str, gen) -> None:
+        if has_kwargs(node) or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if gen.bit_generator_arg >= 0:
+            bit = get_arg(node, gen.bit_generator_arg, "bit_generator")
+            if not isinstance(bit, ast.Call):
+                return
+            bq = self.r.qualify(bit.func)
+            bspec = self.m.generators.get(bq or "")
+            if bspec is None:
+                return
+            seed = get_arg(bit, bspec.seed_arg, bspec.seed_kw)
+            target_call = bit
+        else:
+            seed = get_arg(node, gen.seed_arg, gen.seed_kw)
+            target_call = node
+        if seed is not None and literal(seed) is not None:
+            return
+        self.add("gen", node, api=qual, call=self.span(target_call), seed_none=seed is not None)
+
+    def _switch(self, node: ast.Call, qual: str) -> None:
+        spec = self.m.switches.get(qual)
+        if spec is None:
+            return
+        value: Any = True
+        if "arg" in spec:
+            arg = get_arg(node, spec["arg"], spec["kw"])
+            lit = literal(arg) if arg is not None else NOT_LITERAL
+            if arg is None:
+                value = None
+            elif lit is NOT_LITERAL:
+                value = None
+            elif qual == "torch.set_deterministic_debug_mode":
+                value = lit not in (0, "default")
+            else:
+                value = bool(lit)
+        warn = get_arg(node, 1, "warn_only")
+        warn_lit = literal(warn) if warn is not None else False
+        self.add("switch", node, api=qual, sets=tuple(spec["sets"]), value=value, warn_only=None if warn_lit is NOT_LITERAL else bool(warn_lit))
+
+    def _env_call(self, node: ast.Call, qual: str) -> None:
+        if qual == "os.environ.update":
+            for arg in node.args:
+                if isinstance(arg, ast.Dict):
+                    for k, v in zip(arg.keys, arg.values):
+                        key = literal(k) if k is not None else None
+                        if isinstance(key, str):
+                            lit = literal(v)
+                            self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="update", value_span=self.span(v))
+            for kw in node.keywords:
+                if kw.arg:
+                    lit = literal(kw.value)
+                    self.add("env", node, var=kw.arg, value=None if lit is NOT_LITERAL else lit, how="update", value_span=self.span(kw.value))
+            return
+        key_node = node.args[0] if node.args else None
+        key = literal(key_node) if key_node is not None else None
+        if isinstance(key, str):
+            val = node.args[1] if len(node.args) > 1 else None
+            lit = literal(val) if val is not None else None
+            self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
+
+
+def parse_noqa(info: ModuleInfo, text: str) -> None:
+    if "noqa" not in text and "NOQA" not in text:
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if "#" not in line:
+            continue
+        lower = line.lower()
+        if "noqa" not in lower:
+            continue
+        fm = _FILE_NOQA.match(line)
+        if fm:
+            codes = fm.group("codes")
+            new = frozenset(c.strip().upper() for c in codes.split(",")) if codes else frozenset()
+            if not info.file_noqa_set:
+                info.file_noqa = new
+            elif info.file_noqa and new:
+                info.file_noqa = info.file_noqa | new
+            else:
+                info.file_noqa = frozenset()
+            info.file_noqa_set = True
+            continue
+        hit = _NOQA.search(line)
+        if hit:
+            codes = hit.group("codes")
+            info.noqa[lineno] = frozenset(c.strip().upper() for c in codes.split(",")) if codes else None
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source the way the interpreter does (BOM, coding cookie, else UTF-8)."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers) -> ModuleInfo:
+    """Parse `data` once and return the facts of the file. Never raises for bad input."""
+    info = ModuleInfo(path, module, is_package)
+    info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if b"\0" in data:
+        info.error = ("read-error", "file contains a NUL byte; not Python source", 0, 0)
+        return info
+    try:
+        text = data.decode("utf-8") if data.isascii() else decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        info.error = ("read-error", f"cannot decode file: {exc}", 0, 0)
+        return info
+    try:
+        tree = ast.parse(data, filename=path)
+    except SyntaxError as exc:
+        line = exc.lineno or 1
+        col = (exc.offset or 1) - 1
+        info.error = ("syntax-error", f"SyntaxError: {exc.msg}", line, max(col, 0))
+        return info
+    except (ValueError, MemoryError, RecursionError) as exc:
+        info.error = ("syntax-error", f"cannot parse file: {exc}", 1, 0)
+        return info
+    parse_noqa(info, text)
+    ex = Extractor(info, text, matchers)
+    try:
+        ex.run(tree)
+    except RecursionError:
+        info.error = ("syntax-error", "file is nested too deeply to analyse", 1, 0)
+    return info

@@ -1,0 +1,1 @@
+"""The fix engine: rules describe edits as data (`edits`), one engine applies them."""

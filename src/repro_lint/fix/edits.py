@@ -1,0 +1,80 @@
+"""The shared edit operations that fixes are made of.
+
+Rules never edit trees. They return these descriptions, located with the positions of
+the `ast` layer (1-based lines, 0-based character columns); the engine maps them to libcst
+nodes and applies them.
+
+Code templates may hold placeholders that the engine fills in per file:
+- `{mod:numpy}` — the local name of a module, importing it if the file lacks it
+  (an existing `import numpy as np` is reused);
+- `{seed}` — the program's seed expression (see `SeedSpec`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+Span = tuple  # (line, col, end_line, end_col)
+
+
+@dataclass(frozen=True)
+class SeedSpec:
+    """Which seed expression fixes use: an existing one, or a new module constant."""
+
+    expr: Optional[str]  # reuse this expression; None means add `SEED = <value>` after the imports
+    value: str = "0"  # the configured seed, for the new constant
+
+
+@dataclass(frozen=True)
+class AddKeyword:
+    call: Span  # span of the Call expression
+    name: str
+    value: str  # code template
+
+
+@dataclass(frozen=True)
+class ReplaceExpression:
+    span: Span
+    code: str  # code template
+
+
+@dataclass(frozen=True)
+class InsertStatements:
+    """Insert statements relative to an anchor.
+
+    where:
+    - "after" / "before": next to the statement whose span is `anchor`;
+    - "body-start": first statements of function `function` (after its docstring);
+    - "main-start": first statements of the `if __name__ == "__main__":` block;
+    - "after-imports": after the module's leading import block (after the docstring and
+      `__future__` imports when there are no imports).
+    `key` identifies the inserted block so that fixes of several findings asking for the
+    same statement insert it once.
+    """
+
+    where: str
+    code: str  # one or more statements, as a template
+    anchor: Optional[Span] = None
+    function: Optional[str] = None
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class MoveStatements:
+    """Move module-level statements, in order, to the start of a function's body."""
+
+    stmts: tuple  # spans of the statements to move
+    function: str
+    prelude: str = ""  # code placed before the moved statements (e.g. `import torch`)
+
+
+@dataclass(frozen=True)
+class EnsureFunction:
+    """Add a module-level function after the imports unless one of that name exists."""
+
+    name: str
+    code: str  # template of the whole `def`
+
+
+Edit = object  # any of the above

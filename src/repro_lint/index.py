@@ -1,0 +1,356 @@
+"""The whole-program view: entry points, the code each program reaches, and what it does.
+
+Built from the per-file facts (`model.ModuleInfo`) of every file in the project, so that
+checking one changed file still knows that `utils.set_seed` seeds torch and numpy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from repro_lint.matchers import Matchers
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, FunctionInfo, ModuleInfo
+
+ScopeRef = tuple[str, str]  # (module name, scope name)
+_TARGET_LINE = re.compile(r"^\s*_target_\s*:\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*$")
+
+
+class Effects:
+    """What calling a function does, transitively: the sources it draws from and seeds."""
+
+    __slots__ = ("draws", "seeds", "intent")
+
+    def __init__(self) -> None:
+        self.draws: set[str] = set()
+        self.seeds: set[str] = set()
+        self.intent = False
+
+
+class ProjectIndex:
+    def __init__(self, modules: Iterable[ModuleInfo], matchers: Matchers, root: Optional[Path] = None) -> None:
+        self.m = matchers
+        self.root = root
+        self.modules: dict[str, ModuleInfo] = {}
+        for info in modules:
+            if info.error is None:
+                self.modules.setdefault(info.module, info)
+        self.functions: dict[str, tuple[ModuleInfo, FunctionInfo]] = {}
+        self.classes: dict[str, tuple[ModuleInfo, object]] = {}
+        self.by_name: dict[str, list[str]] = {}
+        for info in self.modules.values():
+            prefix = f"{info.module}." if info.module else ""
+            for qual, fn in info.functions.items():
+                key = prefix + qual
+                self.functions[key] = (info, fn)
+                self.by_name.setdefault(fn.name, []).append(key)
+            for qual, cls in info.classes.items():
+                self.classes[prefix + qual] = (info, cls)
+        self.importers: dict[str, set[str]] = {}
+        self.imports_of: dict[str, set[str]] = {}
+        for info in self.modules.values():
+            targets: set[str] = set()
+            for imp in info.imports:
+                mod = self.module_of(imp[0], info)
+                if mod is not None and mod != info.module:
+                    targets.add(mod)
+            self.imports_of[info.module] = targets
+            if not info.is_test:
+                for mod in targets:
+                    self.importers.setdefault(mod, set()).add(info.module)
+        self._effects: dict[str, Effects] = {}
+        self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    # -- resolution ----------------------------------------------------------------
+    def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
+        cands = [qual]
+        # scripts import siblings by bare name (`from utils import x` beside train.py)
+        pkg = ctx.module if ctx.is_package else ctx.module.rpartition(".")[0]
+        if pkg:
+            cands.append(f"{pkg}.{qual}")
+        return cands
+
+    def module_of(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
+        """The project module that an imported qualified name lives in, if any."""
+        for cand in self._candidates(qual, ctx):
+            parts = cand.split(".")
+            for i in range(len(parts), 0, -1):
+                name = ".".join(parts[:i])
+                if name in self.modules:
+                    return name
+        return None
+
+    def resolve(self, qual: str, ctx: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
+        """Function keys a qualified callee name refers to (a class gives its protocol methods)."""
+        key = (qual, ctx.module)
+        hit = self._resolve_cache.get(key)
+        if hit is not None:
+            return hit
+        out: tuple[str, ...] = ()
+        for cand in self._candidates(qual, ctx):
+            if cand in self.functions:
+                out = (cand,)
+                break
+            if cand in self.classes:
+                out = tuple(self.class_methods(cand))
+                break
+            # a name re-exported by a package or module (`from .utils import set_seed`)
+            mod, _, name = cand.rpartition(".")
+            info = self.modules.get(mod)
+            if info is not None and depth < 5:
+                target = info.exports.get(name)
+                if target and target != cand:
+                    out = self.resolve(target, info, depth + 1)
+                    if out:
+                        break
+        self._resolve_cache[key] = out
+        return out
+
+    def is_project(self, qual: str, ctx: ModuleInfo) -> bool:
+        return bool(self.resolve(qual, ctx)) or self.module_of(qual, ctx) is not None and qual in self.modules
+
+    def class_bases(self, key: str, seen: Optional[set] = None) -> list[str]:
+        """Project classes in the hierarchy of `key` (itself first) and external base names."""
+        seen = seen if seen is not None else set()
+        if key in seen or key not in self.classes:
+            return []
+        seen.add(key)
+        info, cls = self.classes[key]
+        out = [key]
+        for base in cls.bases:  # type: ignore[attr-defined]
+            if not base:
+                continue
+            resolved = None
+            for cand in self._candidates(base, info):
+                if cand in self.classes:
+                    resolved = cand
+                    break
+            if resolved:
+                out.extend(self.class_bases(resolved, seen))
+            else:
+                out.append(base)
+        return out
+
+    def class_methods(self, key: str) -> list[str]:
+        methods = []
+        for cls_key in self.class_bases(key):
+            if cls_key not in self.classes:
+                continue
+            for name in self.m.instance_methods:
+                fkey = f"{cls_key}.{name}"
+                if fkey in self.functions:
+                    methods.append(fkey)
+        return methods
+
+    def is_module_class(self, key: str) -> bool:
+        return any(b in self.m.module_bases for b in self.class_bases(key))
+
+    def callees(self, info: ModuleInfo, scope: str) -> Iterator[tuple[tuple, tuple[str, ...]]]:
+        """Each recorded call of a scope with the project functions it may reach."""
+        for call in info.calls.get(scope, ()):
+            target, method = call[0], call[1]
+            if target is not None:
+                keys = self.resolve(target, info)
+            else:
+                # unknown receiver or unbound name: every project function of that name
+                keys = tuple(self.by_name.get(method, ()))
+            if keys:
+                yield call, keys
+
+    def scope_of(self, key: str) -> ScopeRef:
+        info, fn = self.functions[key]
+        return (info.module, fn.qual)
+
+    # -- effects -------------------------------------------------------------------
+    def seed_sources(self, info: ModuleInfo, ev: Event) -> tuple[str, ...]:
+        """Sources a seed or seed-candidate event seeds (candidates: only if unresolvable)."""
+        if ev.kind == "seed":
+            return ev.data["sources"]
+        if ev.kind == "seedcand":
+            target = ev.data["target"]
+            root = target.split(".", 1)[0]
+            if root in self.m.known_packages or self.resolve(target, info) or "." in target and self.module_of(target, info):
+                return ()
+            return self.m.sources
+        return ()
+
+    def effects(self, key: str) -> Effects:
+        """Transitive draws/seeds of a project function (cycles are cut, not looped)."""
+        done = self._effects.get(key)
+        if done is not None:
+            return done
+        eff = Effects()
+        self._effects[key] = eff  # placeholder cuts recursion
+        info, fn = self.functions[key]
+        self._scope_effects(info, fn.qual, eff)
+        return eff
+
+    def _scope_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
+        for ev in info.events.get(scope, ()):
+            if ev.kind == "draw":
+                eff.draws.add(ev.data["source"])
+            elif ev.kind in ("seed", "seedcand"):
+                srcs = self.seed_sources(info, ev)
+                eff.seeds.update(srcs)
+                if srcs:
+                    eff.intent = True
+        for _, keys in self.callees(info, scope):
+            for k in keys:
+                sub = self.effects(k)
+                eff.draws |= sub.draws
+                eff.seeds |= sub.seeds
+                eff.intent = eff.intent or sub.intent
+
+    # -- programs ------------------------------------------------------------------
+    def reach(self, starts: Iterable[ScopeRef], include_imports: bool = True) -> list[ScopeRef]:
+        """Scopes reachable from `starts`: called functions, callbacks, imported modules' top level."""
+        seen: set[ScopeRef] = set()
+        order: list[ScopeRef] = []
+        queue = deque(starts)
+        while queue:
+            ref = queue.popleft()
+            if ref in seen:
+                continue
+            mod = self.modules.get(ref[0])
+            if mod is None:
+                continue
+            if ref[1] not in (MODULE_SCOPE, MAIN_SCOPE) and ref[1] not in mod.functions:
+                continue
+            seen.add(ref)
+            order.append(ref)
+            if include_imports and ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
+                for target in self.imports_of.get(ref[0], ()):
+                    queue.append((target, MODULE_SCOPE))
+            elif include_imports:
+                # imports inside a function body run when it is called
+                for imp in mod.imports:
+                    if imp[5] == ref[1]:
+                        target = self.module_of(imp[0], mod)
+                        if target:
+                            queue.append((target, MODULE_SCOPE))
+            for _, keys in self.callees(mod, ref[1]):
+                for k in keys:
+                    queue.append(self.scope_of(k))
+            if ref[1] in mod.hydra_mains:
+                for key in self.hydra_targets(mod, mod.functions[ref[1]]):
+                    queue.append(self.scope_of(key))
+        return order
+
+    def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
+        """Project functions/classes named by `_target_:` lines in the Hydra config folder."""
+        if self.root is None or fn.hydra_config_path is None:
+            return []
+        folder = (Path(info.path).resolve().parent / fn.hydra_config_path) if fn.hydra_config_path else None
+        if folder is None or not folder.is_dir():
+            return []
+        keys: list[str] = []
+        for yml in sorted(list(folder.rglob("*.yaml")) + list(folder.rglob("*.yml"))):
+            try:
+                lines = yml.read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                match = _TARGET_LINE.match(line)
+                if match:
+                    keys.extend(self.resolve(match.group(1), info))
+        return keys
+
+    def trains(self, refs: Iterable[ScopeRef]) -> bool:
+        for mod, scope in refs:
+            for ev in self.modules[mod].events.get(scope, ()):
+                if ev.kind == "train":
+                    return True
+        return False
+
+    def entry_points(self) -> list[ModuleInfo]:
+        out = []
+        for info in self.modules.values():
+            if info.is_test:
+                continue
+            imported = bool(self.importers.get(info.module))
+            if info.hydra_mains:
+                out.append(info)
+            elif info.main_block is not None:
+                if imported and not self.trains(self.reach([(info.module, MAIN_SCOPE)], include_imports=False)):
+                    continue  # a library with a self-test
+                out.append(info)
+            elif info.module_work and not imported:
+                out.append(info)
+        return out
+
+    def program(self, entry: ModuleInfo) -> "Program":
+        starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]
+        starts += [(entry.module, q) for q in entry.hydra_mains]
+        return Program(self, entry, self.reach(starts))
+
+
+class Program:
+    """An entry point with the project code it reaches."""
+
+    def __init__(self, index: ProjectIndex, entry: ModuleInfo, scopes: list[ScopeRef]) -> None:
+        self.index = index
+        self.entry = entry
+        self.scopes = scopes
+        self.scope_set = set(scopes)
+
+    def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
+        for mod, scope in self.scopes:
+            info = self.index.modules[mod]
+            for ev in info.events.get(scope, ()):
+                if not kinds or ev.kind in kinds:
+                    yield info, scope, ev
+
+    def seeds(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
+        out: dict[str, list] = {}
+        for info, scope, ev in self.events("seed", "seedcand"):
+            for src in self.index.seed_sources(info, ev):
+                out.setdefault(src, []).append((info, scope, ev))
+        return out
+
+    def draws(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
+        out: dict[str, list] = {}
+        for info, scope, ev in self.events("draw"):
+            out.setdefault(ev.data["source"], []).append((info, scope, ev))
+        return out
+
+    def has_intent(self) -> bool:
+        """Seeds something or sets a determinism flag towards determinism."""
+        if self.seeds():
+            return True
+        m = self.index.m
+        for _, _, ev in self.events("flag", "switch", "trainer", "env"):
+            if ev.kind == "flag":
+                spec = m.flags.get(ev.data["name"], {})
+                if ev.data["value"] is None or ev.data["value"] == spec.get("deterministic"):
+                    return True
+            elif ev.kind == "switch":
+                if ev.data["value"] is not False:
+                    return True
+            elif ev.kind == "trainer":
+                if ev.data["deterministic"] not in (False, "missing"):
+                    return True
+            elif ev.kind == "env" and ev.data["var"] == m.cublas["variable"]:
+                return True
+        return False
+
+    def uses_torch(self) -> bool:
+        for _ in self.events("torchuse"):
+            return True
+        for mod, scope in self.scopes:
+            info = self.index.modules[mod]
+            fn = info.functions.get(scope)
+            if fn is not None and fn.class_name is not None:
+                cls_key = f"{info.module}.{scope.rpartition('.')[0]}" if info.module else scope.rpartition(".")[0]
+                if self.index.is_module_class(cls_key):
+                    return True
+        return False
+
+    def calls_in_entry(self) -> Iterator[tuple[str, tuple, tuple[str, ...]]]:
+        """Calls made by the entry module's reached scopes, with their project callees."""
+        for mod, scope in self.scopes:
+            if mod != self.entry.module:
+                continue
+            for call, keys in self.index.callees(self.entry, scope):
+                yield scope, call, keys

@@ -1,0 +1,112 @@
+"""The API catalogs compiled into lookup tables for the extraction pass."""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass
+
+from repro_lint import catalog
+
+
+@dataclass(frozen=True)
+class SeederSpec:
+    name: str
+    sources: tuple[str, ...]
+    requires_arg: bool
+    framework: bool
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    name: str
+    seed_arg: int
+    seed_kw: str
+    bit_generator_arg: int  # -1 when the constructor takes a seed directly
+    nested_only: bool
+
+
+class Matchers:
+    """Everything the one-pass extractor needs to know about APIs, as dict/set lookups."""
+
+    def __init__(self, extra_seeders: dict | None = None, extra_consumers: dict | None = None) -> None:
+        rng = catalog.load("rng")
+        prog = catalog.load("program")
+        flags = catalog.load("flags")
+        self.sources: tuple[str, ...] = tuple(rng["sources"])
+        self.draw_functions: dict[str, str] = {}
+        self.draw_prefixes: list[tuple[str, str]] = []
+        self.draw_methods: dict[str, str] = {}
+        self.draw_classes: dict[str, str] = {}
+        self.shuffling_loaders: dict[str, str] = {}
+        for source, spec in rng["consumers"].items():
+            for name in spec.get("functions", ()):
+                self.draw_functions[name] = source
+            for prefix in spec.get("function-prefixes", ()):
+                self.draw_prefixes.append((prefix, source))
+            for name in spec.get("methods", ()):
+                self.draw_methods[name] = source
+            for name in spec.get("classes", ()):
+                self.draw_classes[name] = source
+            for name in spec.get("shuffling-loaders", ()):
+                self.shuffling_loaders[name] = source
+        for name, source in (extra_consumers or {}).items():
+            self.draw_functions[name] = source
+        self.seeders: dict[str, SeederSpec] = {}
+        for item in rng["seeders"]:
+            self.seeders[item["name"]] = SeederSpec(
+                item["name"], tuple(item["sources"]), bool(item.get("requires-arg", False)), bool(item.get("framework", False))
+            )
+        for name, sources in (extra_seeders or {}).items():
+            self.seeders[name] = SeederSpec(name, tuple(sources), False, True)
+        self.generators: dict[str, GeneratorSpec] = {
+            g["name"]: GeneratorSpec(
+                g["name"], int(g.get("seed-arg", 0)), g.get("seed-kw", "seed"), int(g.get("bit-generator-arg", -1)), bool(g.get("nested-only", False))
+            )
+            for g in rng["generators"]
+        }
+        self.known_packages = frozenset(rng["known-packages"])
+        self.seed_name = re.compile(rng["seed-name-pattern"], re.IGNORECASE)
+        self.config_calls = frozenset(prog["config-calls"])
+        self.hydra_main = frozenset(prog["hydra-main"])
+        self.optimizer_prefixes = tuple(prog["optimizer-prefixes"])
+        self.optimizer_exclude = tuple(prog["optimizer-exclude"])
+        self.trainers = frozenset(prog["trainers"])
+        self.train_methods = frozenset(prog["train-methods"])
+        self.optimizer_hints = tuple(prog["optimizer-name-hints"])
+        self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
+        self.module_bases = frozenset(prog["module-bases"])
+        self.instance_methods = tuple(prog["instance-methods"])
+        self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
+        self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}
+        self.trainer_flag = flags["trainer"]
+        self.cublas = flags["cublas"]
+        self.hashseed_var = flags["hashseed"]["variable"]
+        # Top-level names that are never project modules: calls into them are not call-graph edges.
+        self.external_roots = frozenset(sys.stdlib_module_names) | self.known_packages | {"builtins"}
+
+    def draw_source(self, qual: str) -> str | None:
+        hit = self.draw_functions.get(qual)
+        if hit is not None:
+            return hit
+        for prefix, source in self.draw_prefixes:
+            if qual.startswith(prefix):
+                return source
+        return None
+
+    def is_optimizer(self, qual: str) -> bool:
+        return qual.startswith(self.optimizer_prefixes) and not qual.startswith(self.optimizer_exclude)
+
+    def looks_like_seeder(self, qual_or_name: str) -> bool:
+        last = qual_or_name.rsplit(".", 1)[-1]
+        return bool(self.seed_name.search(last))
+
+
+@functools.lru_cache(maxsize=8)
+def get_matchers(extra_seeders: tuple = (), extra_consumers: tuple = ()) -> Matchers:
+    """Matchers for a configuration (config extras are passed as sorted tuples to be hashable)."""
+    return Matchers(
+        {k: list(v) for k, v in extra_seeders},
+        dict(extra_consumers),
+    )

@@ -1,0 +1,125 @@
+"""The per-file facts that the one extraction pass produces (cached, picklable).
+
+Rules never see syntax trees: they read these facts and the project index built from
+them. That keeps the tree walk to one per file and lets results be cached per file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+MODULE_SCOPE = "<module>"
+MAIN_SCOPE = "<main>"
+
+
+class Event:
+    """Something a scope does, in source order: a draw, a seeding call, a flag set, ...
+
+    `line/col/end_line/end_col` locate the expression (1-based line, 0-based character
+    column, as in `ast` but in characters). `stmt` is the (line, col, end_line, end_col)
+    of the statement in the scope's own body that contains it, where statements are
+    inserted or moved by fixes. `data` holds the kind-specific facts.
+    """
+
+    __slots__ = ("kind", "line", "col", "end_line", "end_col", "stmt", "data")
+
+    def __init__(self, kind: str, line: int, col: int, end_line: int, end_col: int, stmt: tuple, data: dict) -> None:
+        self.kind = kind
+        self.line = line
+        self.col = col
+        self.end_line = end_line
+        self.end_col = end_col
+        self.stmt = stmt
+        self.data = data
+
+    def __getstate__(self):
+        return (self.kind, self.line, self.col, self.end_line, self.end_col, self.stmt, self.data)
+
+    def __setstate__(self, state):
+        (self.kind, self.line, self.col, self.end_line, self.end_col, self.stmt, self.data) = state
+
+    @property
+    def pos(self) -> tuple[int, int]:
+        return (self.line, self.col)
+
+    def __repr__(self) -> str:  # for test failure messages
+        return f"Event({self.kind!r}, {self.line}:{self.col}, {self.data!r})"
+
+
+class FunctionInfo:
+    __slots__ = (
+        "qual", "name", "line", "col", "end_line", "params", "decorators", "hydra_config_path",
+        "class_name", "docstring_end", "body_line", "body_col", "no_grad", "is_async",
+    )
+
+    def __init__(self, **kw: Any) -> None:
+        for key in self.__slots__:
+            setattr(self, key, kw.get(key))
+
+    def __getstate__(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __setstate__(self, state):
+        for key, value in zip(self.__slots__, state):
+            setattr(self, key, value)
+
+
+class ClassInfo:
+    __slots__ = ("qual", "name", "line", "bases", "methods")
+
+    def __init__(self, qual: str, name: str, line: int, bases: list[str], methods: list[str]) -> None:
+        self.qual = qual
+        self.name = name
+        self.line = line
+        self.bases = bases
+        self.methods = methods
+
+    def __getstate__(self):
+        return (self.qual, self.name, self.line, self.bases, self.methods)
+
+    def __setstate__(self, state):
+        self.qual, self.name, self.line, self.bases, self.methods = state
+
+
+class ModuleInfo:
+    """Facts about one Python file."""
+
+    def __init__(self, path: str, module: str, is_package: bool) -> None:
+        self.path = path  # as displayed (relative to the working directory when possible)
+        self.module = module
+        self.is_package = is_package
+        self.digest = ""
+        self.is_test = False
+        # (kind, message, line, col) for files that could not be read or parsed.
+        self.error: Optional[tuple[str, str, int, int]] = None
+        # (qualified name, line, col, end_line, end_col, scope) for every import.
+        self.imports: list[tuple] = []
+        self.functions: dict[str, FunctionInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.events: dict[str, list[Event]] = {}
+        # Calls per scope: (target qualified name or None, method name or None, line, col).
+        self.calls: dict[str, list[tuple]] = {}
+        # Module-level names bound to simple literals (SEED = 1234, WORKERS = 0).
+        self.constants: dict[str, Any] = {}
+        self.main_block: Optional[tuple[int, int, int]] = None  # (line, end_line, body first line)
+        self.module_work = False
+        self.hydra_mains: list[str] = []
+        self.exports: dict[str, str] = {}
+        # Line after the module's leading import block (where `SEED = 0` or helpers go).
+        self.import_block_end = 0
+        self.docstring_end = 0
+        self.future_end = 0
+        self.noqa: dict[int, Optional[frozenset]] = {}
+        self.file_noqa: Optional[frozenset] = None  # frozenset() means "everything"
+        self.file_noqa_set = False
+        # Per-family facts that do not fit the generic event stream.
+        self.extra: dict[str, Any] = {}
+
+    def scope_events(self, scope: str) -> list[Event]:
+        return self.events.get(scope, [])
+
+    def all_events(self, kind: Optional[str] = None):
+        for scope, events in self.events.items():
+            for ev in events:
+                if kind is None or ev.kind == kind:
+                    yield scope, ev

@@ -1,0 +1,3 @@
+"""Report writers: text (rich), concise, json, sarif, github."""
+
+FORMATS = ("text", "concise", "json", "sarif", "github")

@@ -1,0 +1,267 @@
+"""Records every aten op a run executes, forward and backward, with fingerprints of its
+inputs and outputs and the line of user code that caused it."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any, Optional
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from repro_lint.probe.fingerprint import fingerprint_storage, fingerprint_tensors, stable_hash
+from repro_lint.probe.frames import UserCode
+from repro_lint.probe.rng_audit import RngAudit, torch_source
+from repro_lint.probe.trace_format import BACKWARD, GLOBAL_DRAW
+
+# Ops whose outputs are uninitialised memory: their bits differ from run to run by design,
+# so their contents count as "unset" rather than as a difference. A later read of unset
+# memory still shows up, as an op whose outputs differ for identical inputs.
+_UNINITIALISED = frozenset(
+    {
+        "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::empty_permuted",
+        "aten::new_empty", "aten::new_empty_strided", "aten::resize_", "aten::resize_as_",
+        "aten::_empty_affine_quantized", "aten::_empty_per_channel_affine_quantized",
+    }
+)
+
+_current_node = getattr(torch._C, "_current_autograd_node", lambda: None)
+_sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", None)
+
+
+class ProbeStop(BaseException):
+    """Ends the user's program early (op budget or time limit). A BaseException so that
+    the program's own `except Exception` handlers let it through."""
+
+
+class _OpInfo:
+    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "outs", "predict")
+
+
+class Recorder(TorchDispatchMode):
+    def __init__(
+        self,
+        user: UserCode,
+        audit: RngAudit,
+        *,
+        max_ops: int,
+        fingerprints: bool = True,
+        predict: Optional[dict[str, list[dict]]] = None,
+    ):
+        super().__init__()
+        self.user = user
+        self.audit = audit
+        self.max_ops = max_ops
+        self.fingerprints = fingerprints
+        self.ops: list[tuple[int, int, int, int, int]] = []
+        self.names: list[str] = []
+        self.predicted: dict[tuple, int] = {}
+        self.recording = True
+        self.stop_reason: Optional[str] = None
+        self.current: tuple[int, int] = (-1, -1)  # (name id, location) of the op running now
+        self._predict_table = predict or {}
+        self._infos: dict[Any, _OpInfo] = {}
+        self._cache: dict[int, tuple[Any, int, int]] = {}
+        self._forward: dict[int, tuple[int, int]] = {}  # autograd sequence nr -> (location, op)
+        self._stop_pending = False
+
+    # -- the hook ------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not self.recording:
+            if self._stop_pending and threading.current_thread() is threading.main_thread():
+                self._stop_pending = False
+                raise ProbeStop(self.stop_reason)
+            return func(*args, **kwargs)
+        info = self._infos.get(func) or self._info(func)
+        node = _current_node()
+        loc, forward = self._locate(node, info.name_id)
+        flags = 0 if node is None else BACKWARD
+        in_hash = self._input_hash(info, args, kwargs) if self.fingerprints else 0
+        outer, self.current = self.current, (info.name_id, loc)
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self.current = outer
+        out_hash = self._output_hash(info, out, in_hash) if self.fingerprints else 0
+        if info.seeded and not _has_generator(args, kwargs):
+            flags |= GLOBAL_DRAW
+            self.audit.draw(torch_source(_device_type(out, args)), info.name, loc)
+        if info.predict:
+            self._note_prediction(info, args, kwargs, out, loc, self.names[forward] if node is not None and forward >= 0 else None, node is not None)
+        self.ops.append((info.name_id, loc, in_hash, out_hash, flags))
+        if len(self.ops) >= self.max_ops:
+            self.stop("max-ops")
+        return out
+
+    def stop(self, reason: str) -> None:
+        """Stop recording; end the program at the next op that runs on the main thread."""
+        self.recording = False
+        self.stop_reason = self.stop_reason or reason
+        if threading.current_thread() is threading.main_thread():
+            raise ProbeStop(reason)
+        self._stop_pending = True
+
+    # -- per-op facts ------------------------------------------------------------------------
+    def _info(self, func) -> _OpInfo:
+        schema = func._schema
+        info = _OpInfo()
+        info.name = schema.name
+        info.name_id = self._name_id(schema.name)
+        info.view = any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+        info.seeded = torch.Tag.nondeterministic_seeded in func.tags
+        info.uninit = schema.name in _UNINITIALISED
+        info.outs = frozenset(a.name for a in schema.arguments if a.is_out)
+        positions = {a.name: i for i, a in enumerate(schema.arguments)}
+        info.predict = [
+            (entry, positions.get(entry["argument"]["name"]) if entry.get("argument") else None)
+            for entry in self._predict_table.get(schema.name, [])
+        ]
+        self._infos[func] = info
+        return info
+
+    def _name_id(self, name: str) -> int:
+        self.names.append(name)
+        return len(self.names) - 1
+
+    def _locate(self, node, name_id: int) -> tuple[int, int]:
+        """Location of the op's user code, and the forward op it belongs to (-1: itself).
+
+        Backward ops are put at the line of the forward call that built their autograd
+        node, which is where a user can change something.
+        """
+        frame = sys._getframe(2)
+        if node is None:
+            loc = self.user.location_id(frame)
+            if _sequence_nr is not None and torch.is_grad_enabled():
+                # The autograd node of this op (if any) was created just before it ran and
+                # took the previous sequence number.
+                self._forward.setdefault(_sequence_nr() - 1, (loc, name_id))
+            return loc, -1
+        origin = self._forward.get(node._sequence_nr())
+        if origin is not None:
+            return origin
+        if threading.current_thread() is not threading.main_thread():
+            frame = sys._current_frames().get(threading.main_thread().ident)
+        return self.user.location_id(frame), -1
+
+    # -- fingerprints --------------------------------------------------------------------
+    def _cached(self, t: torch.Tensor) -> Optional[int]:
+        entry = self._cache.get(id(t))
+        if entry is None or entry[0]() is not t:
+            return None
+        try:
+            return entry[2] if entry[1] == t._version else None
+        except RuntimeError:  # inference tensors carry no version counter
+            return None
+
+    def _remember(self, t: torch.Tensor, fp: int) -> None:
+        try:
+            version = t._version
+        except RuntimeError:
+            return
+        key = id(t)
+        entry = self._cache.get(key)
+        if entry is not None and entry[0]() is t:
+            ref = entry[0]
+        else:
+            ref = weakref.ref(t, lambda _r, key=key, cache=self._cache: cache.pop(key, None))
+        self._cache[key] = (ref, version, fp)
+
+    def _input_hash(self, info: _OpInfo, args: tuple, kwargs: dict) -> int:
+        values = list(args) + [v for k, v in kwargs.items() if k not in info.outs]
+        parts: list[Any] = []
+        missing: list[tuple[int, torch.Tensor]] = []
+        for value in _flatten(values):
+            if isinstance(value, torch.Tensor):
+                fp = self._cached(value)
+                if fp is None:
+                    missing.append((len(parts), value))
+                parts.append(fp)
+            elif isinstance(value, (torch.UntypedStorage, torch.TypedStorage)):
+                parts.append(fingerprint_storage(value))
+            else:
+                parts.append(_plain(value))
+        if missing:
+            for (i, t), fp in zip(missing, fingerprint_tensors(t for _, t in missing)):
+                parts[i] = fp
+                self._remember(t, fp)
+        return stable_hash(parts)
+
+    def _output_hash(self, info: _OpInfo, out: Any, in_hash: int) -> int:
+        flat = list(_flatten([out]))
+        tensors = [(i, v) for i, v in enumerate(flat) if isinstance(v, torch.Tensor)]
+        if info.view or info.uninit:
+            # Views hold the same bits as their inputs, and fresh memory holds nothing yet:
+            # both are fixed by the inputs, so no reduction needs to run.
+            fps = [stable_hash((info.name, in_hash, i)) for i, _ in tensors]
+        else:
+            fps = fingerprint_tensors(t for _, t in tensors)
+        parts: list[Any] = [_plain(v) for v in flat]
+        for (i, t), fp in zip(tensors, fps):
+            parts[i] = fp
+            self._remember(t, fp)
+        return stable_hash(parts)
+
+    # -- prediction of CUDA nondeterminism ---------------------------------------------------
+    def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
+        matches = [
+            entry
+            for entry, position in info.predict
+            if _argument_matches(entry.get("argument"), position, args, kwargs)
+            # A backward-only entry concerns the gradient of its own forward ops only.
+            and (not entry["backward_only"] or (backward and forward_op in entry["aten"]))
+        ]
+        if backward and any(e["backward_only"] for e in matches):
+            # e.g. index_add inside index_select's backward: the index_select entry says more.
+            matches = [e for e in matches if e["backward_only"]]
+        device = _device_type(out, args)
+        for entry in matches:
+            key = (entry["id"], info.name, loc, device, backward)
+            self.predicted[key] = self.predicted.get(key, 0) + 1
+
+
+def _argument_matches(constraint: Optional[dict], position: Optional[int], args: tuple, kwargs: dict) -> bool:
+    """Whether an op's argument has one of the affected values.
+
+    An aten op without an argument of that name implies the value by its own name
+    (`upsample_bilinear2d` is mode="bilinear"); a value of another type than the listed
+    ones (an enum passed as an int) cannot be judged and counts as affected.
+    """
+    if not constraint or position is None:
+        return True
+    name, values = constraint["name"], constraint.get("values", [])
+    value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)
+    if value is None or any(type(value) is type(v) for v in values):
+        return value in values
+    return True
+
+
+def _flatten(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _plain(value: Any) -> Any:
+    """A representation of a non-tensor argument that is equal across processes."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return value
+    if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
+        return str(value)
+    return type(value).__name__
+
+
+def _has_generator(args: tuple, kwargs: dict) -> bool:
+    return any(isinstance(v, torch.Generator) for v in (*args, *kwargs.values()))
+
+
+def _device_type(out: Any, args: tuple) -> str:
+    for v in _flatten([out, args]):
+        if isinstance(v, torch.Tensor):
+            return v.device.type
+    return "cpu"

@@ -1,0 +1,154 @@
+"""Watches the global random number generators: who draws from them, and who seeds them.
+
+Python's `random` and numpy's legacy global functions are bound methods of one hidden
+generator object, so replacing the module attributes sees every call made through the
+module. Torch draws are seen by the op recorder (ops tagged `nondeterministic_seeded`);
+torch seeding calls are wrapped here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from repro_lint.probe.frames import UserCode
+
+# Calls that reseed from OS entropy: after them a generator is unseeded again.
+_ENTROPY_RESEEDERS = {
+    "torch.seed": ("torch",),
+    "torch.random.seed": ("torch",),
+    "torch.cuda.seed": ("torch.cuda",),
+    "torch.cuda.seed_all": ("torch.cuda",),
+}
+
+
+def torch_source(device_type: str) -> str:
+    """Name of the global torch generator for a device: `torch` (CPU) or `torch.<type>`."""
+    return "torch" if device_type == "cpu" else f"torch.{device_type}"
+
+
+@dataclass
+class _Record:
+    source: str
+    function: str
+    location: int
+    seeded: bool
+    count: int
+    first_op: int
+
+
+class RngAudit:
+    def __init__(self, user: UserCode, op_index: Callable[[], int]):
+        self._user = user
+        self._op_index = op_index
+        self._seeded: set[str] = set()
+        self._local = threading.local()
+        self.active = True
+        self.draws: dict[tuple, _Record] = {}
+        self.seeds: dict[tuple, _Record] = {}
+
+    # -- state ---------------------------------------------------------------------------
+    def is_seeded(self, source: str) -> bool:
+        # `torch.manual_seed` seeds every device; `torch.cuda.manual_seed*` only CUDA ones.
+        return source in self._seeded or (source.startswith("torch.") and "torch" in self._seeded)
+
+    def draw(self, source: str, function: str, location: int) -> None:
+        seeded = self.is_seeded(source)
+        key = (source, function, location, seeded)
+        rec = self.draws.get(key)
+        if rec is None:
+            self.draws[key] = _Record(source, function, location, seeded, 1, self._op_index())
+        else:
+            rec.count += 1
+
+    def seeding(self, sources: tuple[str, ...], function: str, location: int, fixed: bool) -> None:
+        for source in sources:
+            if fixed:
+                self._seeded.add(source)
+            else:
+                self._seeded.discard(source)
+                if source == "torch":
+                    self._seeded = {s for s in self._seeded if not s.startswith("torch.")}
+        key = (",".join(sources), function, location, fixed)
+        rec = self.seeds.get(key)
+        if rec is None:
+            self.seeds[key] = _Record(",".join(sources), function, location, fixed, 1, self._op_index())
+        else:
+            rec.count += 1
+
+    # -- patching ------------------------------------------------------------------------
+    def install(self, rng_catalog: dict[str, Any]) -> None:
+        for source in ("python", "numpy"):
+            for name in rng_catalog.get("consumers", {}).get(source, {}).get("functions", []):
+                self._patch(name, self._draw_hook(source, name))
+        for seeder in rng_catalog.get("seeders", []):
+            if seeder.get("framework"):
+                continue  # helpers end in the basic seeders, which are wrapped themselves
+            name = seeder["name"]
+            sources = tuple(_probe_sources(name, seeder.get("sources", [])))
+            self._patch(name, self._seed_hook(sources, name, bool(seeder.get("requires-arg"))))
+        for name, sources in _ENTROPY_RESEEDERS.items():
+            self._patch(name, self._reseed_hook(sources, name))
+
+    def _patch(self, qualified: str, hook: Callable[[tuple, dict, Any], None]) -> None:
+        module_name, _, attr = qualified.rpartition(".")
+        module = _existing_module(module_name)
+        original = getattr(module, attr, None) if module is not None else None
+        if original is None or getattr(original, "__repro_lint_wrapped__", False):
+            return
+        audit = self
+
+        @functools.wraps(original)
+        def wrapper(*args, **kwargs):
+            local = audit._local
+            if not audit.active or getattr(local, "busy", False):
+                return original(*args, **kwargs)
+            local.busy = True  # calls made by a wrapped call are part of it
+            try:
+                result = original(*args, **kwargs)
+                hook(args, kwargs, sys._getframe(1))
+                return result
+            finally:
+                local.busy = False
+
+        wrapper.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
+        setattr(module, attr, wrapper)
+
+    def _draw_hook(self, source: str, name: str):
+        def hook(args, kwargs, frame):
+            self.draw(source, name, self._user.location_id(frame))
+
+        return hook
+
+    def _seed_hook(self, sources: tuple[str, ...], name: str, requires_arg: bool):
+        def hook(args, kwargs, frame):
+            value = args[0] if args else next(iter(kwargs.values()), None)
+            fixed = not (requires_arg and value is None)
+            self.seeding(sources, name, self._user.location_id(frame), fixed)
+
+        return hook
+
+    def _reseed_hook(self, sources: tuple[str, ...], name: str):
+        def hook(args, kwargs, frame):
+            self.seeding(sources, name, self._user.location_id(frame), False)
+
+        return hook
+
+
+def _probe_sources(name: str, sources: list[str]) -> list[str]:
+    # The catalog names one `torch` source; at run time CUDA generators are separate.
+    if name.startswith("torch.cuda."):
+        return ["torch.cuda" if s == "torch" else s for s in sources]
+    return sources
+
+
+def _existing_module(name: str) -> Optional[Any]:
+    """Import a module only if its top-level package is installed; never fail."""
+    try:
+        return importlib.import_module(name)
+    except Exception:
+        return None

@@ -1,0 +1,12 @@
+"""The trace a run writes, shared by the runner (which has torch) and the parent (which
+need not).
+
+Each op is a row `[name_id, location_id, input_hash, output_hash, flags]`: `name_id`
+indexes the run's `names` (aten schema names), `location_id` its `locations`
+(`[path, line, function, byte_column]`, -1 when no user code was on the stack), the
+hashes are 64-bit fingerprints (0 when fingerprints were off), and `flags` holds the
+bits below.
+"""
+
+GLOBAL_DRAW = 1  # drew from a global generator (seeded-nondeterministic op, no generator=)
+BACKWARD = 2  # ran inside the autograd engine

@@ -1,0 +1,89 @@
+"""Rule registry. Each family module registers its rules with `@rule`.
+
+A rule is a function `check(ctx) -> iterable of Finding`. It reads the facts and the
+project index in `ctx`; the engine filters its findings (targets, selection, noqa).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+from repro_lint import catalog
+from repro_lint.findings import Finding, Fix, Location, Related
+from repro_lint.index import Program, ProjectIndex
+from repro_lint.model import Event, ModuleInfo
+
+RULES: dict[str, "RuleSpec"] = {}
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A registered rule. `per` says what one call checks, so a failure stays contained:
+    "module" rules are called with (ctx, module info), "program" rules with (ctx, program)."""
+
+    code: str
+    per: str
+    check: Callable
+
+
+@dataclass
+class Context:
+    index: ProjectIndex
+    settings: dict  # the effective configuration (seed, warn-only, target-torch-version, ...)
+    _programs: Optional[list[Program]] = field(default=None, repr=False)
+
+    @property
+    def programs(self) -> list[Program]:
+        if self._programs is None:
+            self._programs = [self.index.program(e) for e in self.index.entry_points()]
+        return self._programs
+
+    def finding(
+        self,
+        code: str,
+        info: ModuleInfo,
+        at: Event | tuple,
+        message: str,
+        related: Iterable[Related] = (),
+        fix: Optional[Fix] = None,
+    ) -> Finding:
+        return Finding(
+            code=code,
+            name=catalog.rule_docs()[code].name,
+            message=message,
+            location=location(info, at),
+            related=list(related),
+            fix=fix,
+        )
+
+
+def location(info: ModuleInfo, at: Event | tuple) -> Location:
+    """Location of an event or of a (line, col, end_line, end_col) span (0-based col)."""
+    if isinstance(at, Event):
+        return Location(info.path, at.line, at.col + 1, at.end_line, at.end_col + 1)
+    line, col, end_line, end_col = at[:4]
+    return Location(info.path, line, col + 1, end_line, end_col + 1)
+
+
+def rule(code: str, per: str = "program"):
+    assert per in ("module", "program")
+
+    def register(fn):
+        RULES[code] = RuleSpec(code, per, fn)
+        return fn
+
+    return register
+
+
+def load_rules() -> dict[str, RuleSpec]:
+    """Import every family module (registering its rules and extraction hooks)."""
+    from repro_lint.rules import seeding  # noqa: F401
+
+    for name in ("processes", "dataloader", "determinism"):
+        try:
+            __import__(f"repro_lint.rules.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"repro_lint.rules.{name}":
+                raise
+    return RULES

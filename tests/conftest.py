@@ -1,0 +1,42 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+
+
+def run_cli(*args, cwd=None, env=None, input=None, timeout=300):
+    """Run `python -m repro_lint ARGS` in a subprocess, as a user would."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(SRC) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "repro_lint", *map(str, args)],
+        cwd=cwd, env=full_env, input=input, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A temporary project root (with a pyproject.toml) to write files into."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+
+    def write(rel, text):
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        return p
+
+    write.root = tmp_path
+    return write

@@ -126,7 +126,7 @@ def build_report(
         "environment": first.data.get("environment"),
         "error": None,
     }
-    report["findings"] = [f.to_dict() for f in findings(report, target)]
+    report["findings"] = [f.to_dict() for f in findings(report)]
     return report
 
 
@@ -265,8 +265,9 @@ def _predictions(data: dict[str, Any], where: _Locations, catalog_ops: dict[str,
     return sorted(merged.values(), key=lambda p: (_where(p["location"]), p["id"]))
 
 
-def findings(report: dict[str, Any], target: dict[str, Any]) -> list[Finding]:
-    fallback = target.get("path") or "<unknown>"
+def findings(report: dict[str, Any]) -> list[Finding]:
+    """The report's results as findings (for the JSON `findings` list and SARIF)."""
+    fallback = report["target"].get("path") or "<unknown>"
     out: list[Finding] = []
     d = report.get("divergence")
     if d:

@@ -1,0 +1,224 @@
+"""`repro-lint probe`: run a training program several times and show where the runs part ways.
+
+    repro-lint probe [options] SCRIPT [-- ARGS...]
+    repro-lint probe [options] -m PACKAGE.MODULE[:FUNCTION] [-- ARGS...]
+
+Exit status: 0 runs identical, 1 runs diverge, 2 error (the program failed, bad usage,
+PyTorch missing). This module must not import torch: the runs do, in their own processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+INSTALL_HINT = "repro-lint probe needs PyTorch: pip install 'repro-lint[probe]'"
+DEFAULT_MAX_OPS = 200_000
+_MODULE_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?$")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="repro-lint probe", description=__doc__.split("\n\n")[0])
+    p.add_argument("script", nargs="?", help="Python file to run as __main__")
+    p.add_argument("-m", dest="module", metavar="MODULE[:FUNCTION]", help="run a module, or call a function of it with no arguments")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the runs may compute (cpu hides GPUs)")
+    p.add_argument("--runs", type=_positive_int, default=2, help="runs to compare (default 2, at least 2)")
+    p.add_argument("--max-ops", type=_positive_int, default=DEFAULT_MAX_OPS, help=f"stop each run after this many ops (default {DEFAULT_MAX_OPS})")
+    p.add_argument("--timeout", type=_positive_float, help="stop each run after this many seconds and compare what was recorded")
+    p.add_argument("--no-deterministic-run", action="store_true", help="skip the extra run with torch.use_deterministic_algorithms(True, warn_only=True)")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--output-file", "-o", type=Path, help="write the report to this file")
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("repro-lint probe: interrupted", file=sys.stderr)
+        return 2
+    except Exception as exc:  # one line, never the probe's traceback
+        print(f"repro-lint probe: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
+    own, script_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    try:
+        args = _parser().parse_args(own)
+    except SystemExit as exc:  # --help
+        return 0 if exc.code == 0 else 2
+    target = _target(args, script_args)
+    if args.runs < 2:
+        raise _UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
+    if importlib.util.find_spec("torch") is None:
+        print(INSTALL_HINT, file=sys.stderr)
+        return 2
+
+    from repro_lint import catalog
+    from repro_lint.probe.launch import RunFailed, launch, plan_runs
+    from repro_lint.probe.report import build_report, error_report, prediction_table
+
+    nondeterministic = catalog.load("nondeterministic_ops")
+    base = {
+        "target": target,
+        "max_ops": args.max_ops,
+        "rng_catalog": catalog.load("rng"),
+        "predict": prediction_table(nondeterministic),
+    }
+    settings = {"device": args.device, "runs": args.runs, "max_ops": args.max_ops, "timeout": args.timeout}
+    plans = plan_runs(args.runs, dict(os.environ))
+    if args.no_deterministic_run:
+        plans = plans[:-1]
+    progress = _Progress(len(plans))
+    with tempfile.TemporaryDirectory(prefix="repro-lint-probe-") as tmp:
+        outcomes = []
+        audit = audit_failure = None
+        for plan in plans:
+            progress.start(plan)
+            try:
+                outcome = launch(plan, base, Path(tmp), args.device, args.timeout)
+            except RunFailed as failure:
+                progress.done()
+                if not plan.deterministic:
+                    return _fail(failure, args, error_report(target=target, settings=settings, failure=failure))
+                audit_failure = failure
+                continue
+            progress.done()
+            if plan.deterministic:
+                audit = outcome
+            else:
+                outcomes.append(outcome)
+    report = build_report(
+        target=target,
+        settings=settings,
+        outcomes=outcomes,
+        audit=audit,
+        audit_failure=audit_failure,
+        catalog_ops={op["id"]: op for op in nondeterministic.get("op", [])},
+    )
+    _emit(report, args)
+    return report["exit_code"]
+
+
+def _target(args, script_args: list[str]) -> dict[str, Any]:
+    if bool(args.script) == bool(args.module):
+        raise _UsageError("repro-lint probe: give either SCRIPT or -m MODULE[:FUNCTION]")
+    if args.module:
+        if not _MODULE_SPEC.match(args.module):
+            raise _UsageError(f"repro-lint probe: -m {args.module!r} is not PACKAGE.MODULE or PACKAGE.MODULE:FUNCTION")
+        module, _, function = args.module.partition(":")
+        return {"kind": "module", "module": module, "function": function or None, "args": script_args}
+    path = Path(args.script)
+    if not path.is_file():
+        raise _UsageError(f"repro-lint probe: no such file: {args.script}")
+    return {"kind": "script", "path": str(path.resolve()), "args": script_args}
+
+
+_FAILURES = {
+    "script-error": "the program raised {message} in run {run}; the probe compares only runs that finish.",
+    "target-error": "cannot run the target: {message}",
+    "no-torch": INSTALL_HINT + " (importing torch failed: {message})",
+    "no-cuda": "--device cuda was given, but torch finds no usable GPU.",
+    "timeout": "{message}.",
+    "crash": "{message}.",
+    "probe-error": "internal error in run {run}: {message}",
+}
+
+
+def _fail(failure, args, report: dict[str, Any]) -> int:
+    message = failure.message
+    if failure.kind == "script-error" and failure.traceback:
+        last = failure.traceback.strip().splitlines()[-1]
+        message = last
+    print("repro-lint probe: " + _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run), file=sys.stderr)
+    if failure.traceback:
+        print(failure.traceback.rstrip(), file=sys.stderr)
+    elif failure.stderr and failure.kind in ("crash", "timeout", "script-error"):
+        print("Last lines the program wrote to stderr:\n" + failure.stderr, file=sys.stderr)
+    if args.format != "text":
+        _emit(report, args)
+    return 2
+
+
+def _emit(report: dict[str, Any], args) -> None:
+    if args.format == "json":
+        _write(json.dumps(report, indent=2) + "\n", args.output_file)
+    elif args.format == "sarif":
+        from repro_lint.output.sarif import build_log
+        from repro_lint.probe.report import PROBE_RULES, findings
+
+        log = build_log(findings(report) if report["status"] != "error" else [], PROBE_RULES)
+        log["runs"][0]["invocations"] = [{"executionSuccessful": report["status"] != "error"}]
+        _write(json.dumps(log, indent=2) + "\n", args.output_file)
+    else:
+        from repro_lint.probe.console import make_console
+        from repro_lint.probe.render import render_text
+
+        if args.output_file is None:
+            render_text(report, make_console())
+        else:
+            with open(args.output_file, "w", encoding="utf-8") as fh:
+                render_text(report, make_console(fh))
+
+
+def _write(text: str, path: Optional[Path]) -> None:
+    if path is None:
+        sys.stdout.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+class _Progress:
+    """One line per run on a terminal; silent otherwise (CI logs get the report only)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.enabled = sys.stderr.isatty()
+
+    def start(self, plan) -> None:
+        if self.enabled:
+            what = "with deterministic algorithms" if plan.deterministic else "recording"
+            print(f"repro-lint probe: run {plan.index}/{self.total} ({what}) ...", end="", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.enabled:
+            print(" done", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

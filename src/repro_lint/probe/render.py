@@ -1,0 +1,131 @@
+"""The probe report for people: what diverged first, then the tables that explain it."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def render_text(report: dict[str, Any], console: Console) -> None:
+    _header(report, console)
+    if report["status"] == "error":
+        return
+    _divergence(report.get("divergence"), console)
+    _findings(report["findings"], console)
+    _draws(report["rng"]["draws"], console)
+    _audit(report["deterministic_audit"], console)
+    _predictions(report["cuda_nondeterministic_ops"], console)
+    _environment(report.get("environment"), console)
+
+
+def _where(location: Optional[dict[str, Any]]) -> str:
+    if not location:
+        return "(no user code)"
+    return escape(f"{location['path']}:{location['line']}:{location['column']}")
+
+
+def _header(report: dict[str, Any], console: Console) -> None:
+    target = report["target"]
+    name = target.get("path") or target.get("module", "") + (f":{target['function']}" if target.get("function") else "")
+    runs = [r for r in report.get("runs", []) if r["role"] == "compared"]
+    stops = {r["stop_reason"] for r in runs if r["stop_reason"]}
+    facts = [f"{len(runs)} runs on {report.get('device') or report['settings']['device']}"] if runs else []
+    if runs:
+        facts.append(f"{runs[0]['ops']} ops recorded per run" + (f" (stopped: {', '.join(sorted(stops))})" if stops else ""))
+    console.print(f"[bold]repro-lint probe[/] {escape(name)}" + ("  ·  " + "  ·  ".join(facts) if facts else ""))
+    verdict = {
+        "identical": "[green]Runs are identical[/] (bit for bit, at every recorded op).",
+        "diverged": "[bold red]Runs diverge.[/]",
+        "error": "[bold red]The probe could not compare runs.[/]",
+    }[report["status"]]
+    console.print(verdict)
+
+
+def _divergence(d: Optional[dict[str, Any]], console: Console) -> None:
+    if not d:
+        return
+    console.print()
+    console.print(f"[bold]First divergence[/]: op #{d['op_index'] + 1} of {d['compared_ops']}, runs {d['runs'][0]} and {d['runs'][1]}")
+    loc = d["location"]
+    console.print(f"  {escape(d['op'] or '(end of run)')} at {_where(loc)}" + (f" in {escape(loc['function'])}" if loc else ""))
+    if loc and loc["source"]:
+        console.print(f"  [dim]{loc['line']:>5} |[/] {escape(loc['source'])}")
+    fp = d["fingerprints"]
+    if d["inputs_identical"]:
+        console.print(f"  inputs identical ({fp['inputs'][0]}); outputs {fp['outputs'][0]} vs {fp['outputs'][1]}")
+    else:
+        console.print(f"  inputs {fp['inputs'][0]} vs {fp['inputs'][1]}")
+    console.print(f"  {escape(d['explanation'])}")
+    console.print(f"  {d['later_divergent_ops']} later ops diverge.")
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _findings(findings: list[dict[str, Any]], console: Console) -> None:
+    if not findings:
+        return
+    table = _table("Findings", "Code", "Location", "Message")
+    for f in findings:
+        table.add_row(f["code"], escape(f"{f['path']}:{f['start']['line']}:{f['start']['column']}"), escape(f["message"]))
+    console.print()
+    console.print(table)
+
+
+def _draws(draws: list[dict[str, Any]], console: Console) -> None:
+    console.print()
+    if not draws:
+        console.print("No draws from global random number generators.")
+        return
+    table = _table("Draws from global random number generators (run 1)", "Source", "Call", "Location", "Seeded before", "Count")
+    for d in draws:
+        table.add_row(d["source"], escape(d["function"]), _where(d["location"]), "yes" if d["seeded"] else "[red]no[/]", str(d["count"]))
+    console.print(table)
+
+
+def _audit(audit: dict[str, Any], console: Console) -> None:
+    console.print()
+    if audit["status"] == "skipped":
+        console.print("Deterministic-algorithms run: skipped.")
+        return
+    if audit["status"] == "failed":
+        console.print(f"Deterministic-algorithms run failed: {escape(audit['error'] or '')}")
+        return
+    if not audit["alerts"]:
+        console.print(f"Deterministic-algorithms run on {audit.get('device')}: no alerts.")
+        return
+    table = _table(f"Alerts with deterministic algorithms on ({audit.get('device')})", "Op", "Location", "Count", "Message")
+    for a in audit["alerts"]:
+        table.add_row(escape(a["op"] or ""), _where(a["location"]), str(a["count"]), escape(a["message"]))
+    console.print(table)
+
+
+def _predictions(predicted: list[dict[str, Any]], console: Console) -> None:
+    console.print()
+    if not predicted:
+        console.print("No op that the catalog lists as nondeterministic on CUDA ran.")
+        return
+    table = _table("Ops nondeterministic on CUDA (from the catalog)", "Op", "Location", "Count", "With deterministic algorithms", "Alternative")
+    for p in predicted:
+        ops = ", ".join(p["ops"]) + (" (backward)" if p["backward"] else "")
+        table.add_row(escape(ops), _where(p["location"]), str(p["count"]), escape(p["with_deterministic_algorithms"]), escape(p["alternative"]))
+    console.print(table)
+
+
+def _environment(env: Optional[dict[str, Any]], console: Console) -> None:
+    if not env:
+        return
+    torch = env.get("torch") or {}
+    gpus = ", ".join(g["name"] for g in torch.get("gpus", [])) or "no GPU"
+    console.print()
+    console.print(
+        f"Environment: Python {env['python']['version']}, torch {torch.get('version', '?')} (CUDA {torch.get('cuda') or 'none'}), "
+        f"{gpus}, {len(env.get('packages', {}))} packages. The JSON report holds the full snapshot."
+    )

@@ -1,0 +1,11 @@
+"""torch is seeded, but the data comes from numpy's unseeded global generator."""
+import numpy as np
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 1)
+for step in range(2):
+    noise = np.random.rand(5, 3)  # NUMPY LINE
+    x = torch.from_numpy(noise).float()
+    loss = model(x).pow(2).mean()
+    loss.backward()

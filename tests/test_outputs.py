@@ -1,0 +1,156 @@
+"""Every output format, checked against its contract."""
+
+import json
+from pathlib import Path
+
+import attr
+import jsonschema
+import pytest
+import sarif_om
+
+BAD = """import numpy as np
+import random
+
+from lib import pick
+
+rng = np.random.default_rng()
+
+
+def main():
+    print(np.random.rand(3), random.random(), pick())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.fixture
+def bad_project(project):
+    project("train.py", BAD)
+    project("lib.py", "import random\n\ndef pick():\n    return random.random()\n")
+    return project
+
+
+def test_json_schema_is_stable(cli, bad_project):
+    r = cli("--format", "json", "--no-cache", cwd=bad_project.root)
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"schema_version", "tool", "files_checked", "findings", "errors", "summary"}
+    assert doc["schema_version"] == 1 and doc["files_checked"] == 2
+    codes = sorted(f["code"] for f in doc["findings"])
+    assert codes == ["RPL101", "RPL101", "RPL102"]
+    for f in doc["findings"]:
+        assert set(f) == {"code", "name", "message", "severity", "path", "start", "end", "fix", "related"}
+        assert f["path"] == "train.py"
+        assert f["start"]["line"] >= 1 and f["start"]["column"] >= 1
+        assert f["fix"]["available"] is True and f["fix"]["safety"] == "safe" and f["fix"]["description"]
+    py = next(f for f in doc["findings"] if "Python" in f["message"])
+    assert py["related"][0]["path"] == "lib.py" and py["related"][0]["start"] == {"line": 4, "column": 12}
+    assert doc["summary"] == {"total": 3, "by_code": {"RPL101": 2, "RPL102": 1}, "fixable_safe": 3, "fixable_unsafe": 0}
+
+
+def _check_sarif_object(obj, cls, path="$"):
+    """Every key we emit is a property of that SARIF object, and required properties exist."""
+    fields = {f.metadata["schema_property_name"]: f for f in attr.fields(cls)}
+    nested = {
+        ("SarifLog", "runs"): sarif_om.Run,
+        ("Run", "tool"): sarif_om.Tool,
+        ("Run", "results"): sarif_om.Result,
+        ("Tool", "driver"): sarif_om.ToolComponent,
+        ("ToolComponent", "rules"): sarif_om.ReportingDescriptor,
+        ("ReportingDescriptor", "shortDescription"): sarif_om.MultiformatMessageString,
+        ("ReportingDescriptor", "fullDescription"): sarif_om.MultiformatMessageString,
+        ("ReportingDescriptor", "help"): sarif_om.MultiformatMessageString,
+        ("ReportingDescriptor", "defaultConfiguration"): sarif_om.ReportingConfiguration,
+        ("Result", "message"): sarif_om.Message,
+        ("Result", "locations"): sarif_om.Location,
+        ("Result", "relatedLocations"): sarif_om.Location,
+        ("Result", "properties"): sarif_om.PropertyBag,
+        ("Location", "physicalLocation"): sarif_om.PhysicalLocation,
+        ("Location", "message"): sarif_om.Message,
+        ("PhysicalLocation", "artifactLocation"): sarif_om.ArtifactLocation,
+        ("PhysicalLocation", "region"): sarif_om.Region,
+    }
+    for key, value in obj.items():
+        if cls is sarif_om.SarifLog and key == "$schema":
+            continue
+        if cls is sarif_om.PropertyBag:
+            continue  # free-form by definition
+        assert key in fields, f"{path}: `{key}` is not a property of {cls.__name__}"
+        sub = nested.get((cls.__name__, key))
+        if sub is not None:
+            for i, item in enumerate(value if isinstance(value, list) else [value]):
+                _check_sarif_object(item, sub, f"{path}.{key}[{i}]")
+    for name, f in fields.items():
+        if f.default is attr.NOTHING:
+            assert name in obj, f"{path}: required property `{name}` of {cls.__name__} missing"
+
+
+def test_sarif_is_valid_2_1_0(cli, bad_project):
+    r = cli("--format", "sarif", "--no-cache", cwd=bad_project.root)
+    assert r.returncode == 1
+    log = json.loads(r.stdout)
+    schema = json.loads((Path(__file__).parent / "sarif-2.1.0-subset.schema.json").read_text())
+    jsonschema.validate(log, schema, format_checker=jsonschema.FormatChecker())
+    _check_sarif_object(log, sarif_om.SarifLog)
+    run = log["runs"][0]
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    assert "RPL101" in rule_ids and all(r["help"]["markdown"] for r in run["tool"]["driver"]["rules"])
+    results = run["results"]
+    assert len(results) == 3
+    for res in results:
+        assert rule_ids[res["ruleIndex"]] == res["ruleId"]
+        assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.py"
+        assert res["properties"]["fixable"] is True and res["properties"]["fixSafety"] == "safe"
+
+
+def test_sarif_checker_rejects_wrong_sarif():
+    """The structural check can fail: a misspelt property is caught."""
+    with pytest.raises(AssertionError):
+        _check_sarif_object({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"mesage": {"text": "m"}}]}]}, sarif_om.SarifLog)
+
+
+def test_github_annotations(cli, bad_project):
+    r = cli("--format", "github", "--no-cache", cwd=bad_project.root)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("::warning file=train.py,line=6,col=7,endLine=6,endColumn=30,title=RPL102 unseeded-generator::RPL102 ")
+    assert all(l.startswith("::warning file=train.py,line=") for l in lines)
+
+
+def test_concise_marks_fixable(cli, bad_project):
+    r = cli("--format", "concise", "--no-cache", cwd=bad_project.root)
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("train.py:6:7: RPL102") and lines[0].endswith("[*]")
+    assert lines[-1] == "Found 3 findings (RPL101: 2, RPL102: 1). 3 fixable with --fix."
+
+
+def test_text_shows_related_and_fix(cli, bad_project):
+    r = cli("--no-cache", cwd=bad_project.root, env={"NO_COLOR": "1"})
+    assert "= related: lib.py:4:12: also draws from python: `random.random`" in r.stdout
+    assert "= fix (safe, --fix): seed python, numpy at the start of the program" in r.stdout
+
+
+def test_color_only_on_terminals_without_no_color(bad_project):
+    import io
+
+    from repro_lint.output.text import make_console
+
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    buf = TTY()
+    make_console(buf).print("x", style="red")
+    assert "\x1b[" in buf.getvalue()
+    import os
+
+    os.environ["NO_COLOR"] = "1"
+    try:
+        buf = TTY()
+        make_console(buf).print("x", style="red")
+        assert "\x1b[" not in buf.getvalue()
+    finally:
+        del os.environ["NO_COLOR"]

@@ -1,0 +1,33 @@
+"""`# noqa` comments, as the spec defines them."""
+
+SRC = """import os
+import numpy as np
+
+os.environ["PYTHONHASHSEED"] = "0"{c1}
+rng = np.random.default_rng(){c2}
+"""
+
+
+def codes(cli, project, c1="", c2="", head=""):
+    project("mod.py", head + SRC.format(c1=c1, c2=c2))
+    r = cli("--format", "concise", "-q", "--no-cache", cwd=project.root)
+    return sorted(l.split()[1] for l in r.stdout.splitlines())
+
+
+def test_line_noqa(cli, project):
+    assert codes(cli, project) == ["RPL102", "RPL104"]
+    assert codes(cli, project, c1="  # noqa: RPL104") == ["RPL102"]
+    assert codes(cli, project, c1="  # noqa: RPL102") == ["RPL102", "RPL104"]  # other codes stay
+    assert codes(cli, project, c1="  # noqa: RPL101, RPL104", c2="  # noqa") == []
+
+
+def test_file_noqa(cli, project):
+    assert codes(cli, project, head="# repro-lint: noqa\n") == []
+    assert codes(cli, project, head="# repro-lint: noqa: RPL104\n") == ["RPL102"]
+    assert codes(cli, project, head="# repro-lint: noqa: RPL1\n") == []
+
+
+def test_syntax_errors_are_not_suppressible(cli, project):
+    project("broken.py", "# repro-lint: noqa\ndef f(:\n")
+    r = cli("--format", "concise", "-q", "--no-cache", cwd=project.root)
+    assert "RPL001" in r.stdout

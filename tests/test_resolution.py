@@ -1,0 +1,139 @@
+"""Name resolution and the project index, on real parsed code."""
+
+import textwrap
+
+from repro_lint.extract import extract
+from repro_lint.index import ProjectIndex
+from repro_lint.matchers import get_matchers
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
+
+
+def facts(src, module="m", is_package=False):
+    return extract(f"{module}.py", module, is_package, textwrap.dedent(src).encode(), get_matchers())
+
+
+def kinds(info, scope, kind):
+    return [e.data for e in info.events.get(scope, []) if e.kind == kind]
+
+
+def test_aliases_resolve_to_qualified_names():
+    info = facts(
+        """
+        import numpy as np
+        from numpy import random as npr
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader as DL
+        np.random.rand(1)
+        npr.randint(0, 3)
+        F.dropout(x)
+        """
+    )
+    apis = [d["api"] for d in kinds(info, MODULE_SCOPE, "draw")]
+    assert apis == ["numpy.random.rand", "numpy.random.randint", "torch.nn.functional.dropout"]
+
+
+def test_local_imports_and_shadowing():
+    info = facts(
+        """
+        def f():
+            import random as r
+            r.random()
+
+        def g(random):
+            random.random()  # a parameter, not the module
+
+        def h():
+            import numpy
+            rng = numpy.random
+            rng.rand(2)
+        """
+    )
+    assert [d["api"] for d in kinds(info, "f", "draw")] == ["random.random"]
+    assert kinds(info, "g", "draw") == []
+    assert [d["api"] for d in kinds(info, "h", "draw")] == ["numpy.random.rand"]
+
+
+def test_relative_imports_and_reexports_across_files():
+    pkg_init = facts("from .utils import set_seed\n", module="pkg", is_package=True)
+    utils = facts(
+        """
+        import torch, numpy as np
+        def set_seed(s):
+            torch.manual_seed(s)
+            _np(s)
+        def _np(s):
+            np.random.seed(s)
+        """,
+        module="pkg.utils",
+    )
+    train = facts(
+        """
+        from pkg import set_seed
+        import torch
+        if __name__ == "__main__":
+            set_seed(0)
+            torch.rand(1)
+        """,
+        module="train",
+    )
+    index = ProjectIndex([pkg_init, utils, train], get_matchers())
+    assert index.resolve("pkg.set_seed", train) == ("pkg.utils.set_seed",)
+    eff = index.effects("pkg.utils.set_seed")
+    assert eff.seeds == {"torch", "numpy"}
+    [entry] = index.entry_points()
+    assert entry.module == "train"
+    program = index.program(entry)
+    assert set(program.seeds()) == {"torch", "numpy"}
+    assert ("pkg.utils", "_np") in program.scope_set
+
+
+def test_entry_points_and_libraries_with_self_tests():
+    lib = facts("import torch\ndef f():\n    return torch.rand(1)\nif __name__ == '__main__':\n    print(f())\n", module="lib")
+    trainer = facts(
+        "import torch\nfrom lib import f\ndef main():\n    opt = torch.optim.SGD([], lr=1)\n    opt.step()\nif __name__ == '__main__':\n    main()\n",
+        module="trainer",
+    )
+    imports_trainer = facts("import trainer\n", module="user")
+    work = facts("print('hi')\n", module="script")
+    config_only = facts("import logging\nlogging.basicConfig()\nX = 1\n", module="cfg")
+    test_file = facts("import lib\nlib.f()\n", module="tests.test_lib")
+    test_file.is_test = True
+    index = ProjectIndex([lib, trainer, imports_trainer, work, config_only, test_file], get_matchers())
+    names = sorted(e.module for e in index.entry_points())
+    # lib: imported and its __main__ block does not train -> a library with a self-test;
+    # trainer: imported but trains -> still an entry point
+    assert names == ["script", "trainer"]
+
+
+def test_unresolved_method_calls_reach_every_project_method_of_that_name():
+    info = facts(
+        """
+        import numpy as np
+        class A:
+            def sample(self):
+                return np.random.rand(1)
+        def main(obj):
+            obj.sample()
+        if __name__ == "__main__":
+            main(None)
+        """
+    )
+    index = ProjectIndex([info], get_matchers())
+    program = index.program(index.entry_points()[0])
+    assert ("m", "A.sample") in program.scope_set
+    assert set(program.draws()) == {"numpy"}
+
+
+def test_hydra_target_lines_are_reached(tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "config.yaml").write_text("model:\n  _target_: models.build\n")
+    models_src = "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\ndef unused():\n    return torch.rand(1)\n"
+    app_src = "import hydra\n@hydra.main(config_path='conf', config_name='config', version_base=None)\ndef main(cfg):\n    pass\nif __name__ == '__main__':\n    main()\n"
+    (tmp_path / "models.py").write_text(models_src)
+    (tmp_path / "app.py").write_text(app_src)
+    models = extract(str(tmp_path / "models.py"), "models", False, models_src.encode(), get_matchers())
+    app = extract(str(tmp_path / "app.py"), "app", False, app_src.encode(), get_matchers())
+    index = ProjectIndex([models, app], get_matchers(), root=tmp_path)
+    program = index.program(app)
+    assert ("models", "build") in program.scope_set
+    assert ("models", "unused") not in program.scope_set

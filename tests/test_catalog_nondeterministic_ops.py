@@ -34,7 +34,16 @@ REQUIRED = {
     "alternative": str,
     "torch-source": str,
 }
-OPTIONAL = {"argument": dict}
+OPTIONAL = {
+    "argument": dict,
+    # read by the static rule RPL405 only (see the catalog's header)
+    "static": bool,
+    "static-methods": list,
+    "requires-argument": dict,
+    "exempt-argument": dict,
+    "always-affected": list,
+    "warn-only-stays-nondeterministic": bool,
+}
 
 
 # --------------------------------------------------------------------------------------
@@ -57,6 +66,9 @@ def test_entry_schema(op):
         assert isinstance(op[key], typ), f"{op['id']}: {key!r} should be {typ.__name__}"
     unknown = set(op) - set(REQUIRED) - set(OPTIONAL)
     assert not unknown, f"{op['id']}: unknown keys {sorted(unknown)}"
+    for key, typ in OPTIONAL.items():
+        if key in op:
+            assert isinstance(op[key], typ), f"{op['id']}: {key!r} should be {typ.__name__}"
     assert re.fullmatch(r"[a-z][a-z0-9_]*", op["id"])
     for key in ("summary", "condition", "torch-source"):
         assert op[key].strip(), f"{op['id']}: empty {key}"

@@ -130,7 +130,7 @@ def test_concise_marks_fixable(cli, bad_project):
 def test_text_shows_related_and_fix(cli, bad_project):
     r = cli("--no-cache", cwd=bad_project.root, env={"NO_COLOR": "1"})
     assert "= related: lib.py:4:12: also draws from python: `random.random`" in r.stdout
-    assert "= fix (safe, --fix): seed python, numpy at the start of the program" in r.stdout
+    assert "= fix (safe, --fix): seed python at the start of the program" in r.stdout
 
 
 def test_color_only_on_terminals_without_no_color(bad_project):

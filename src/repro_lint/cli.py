@@ -109,7 +109,10 @@ def run_check_command(argv: list[str]) -> int:
     if args.fix or args.diff:
         from repro_lint.fix.engine import apply_fixes
 
-        outcome = apply_fixes(report, findings, cfg, unsafe=args.unsafe_fixes, write=not args.diff, jobs=jobs)
+        outcome = apply_fixes(
+            report, findings, cfg, unsafe=args.unsafe_fixes, write=not args.diff, jobs=jobs,
+            selector=lambda r: select(r, cfg, args.select, args.extend_select, args.ignore), use_cache=not args.no_cache,
+        )
         if args.diff:
             sys.stdout.write(outcome.diff)
             for line in outcome.errors:

@@ -148,7 +148,7 @@ def run_check(
 
     cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
     run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()))).encode(),
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root))).encode(),
         digest_size=16,
     ).hexdigest()
     cached_results = cache.load("results")
@@ -216,6 +216,18 @@ def run_check(
     return report
 
 
+def _side_inputs(root: Path) -> list:
+    """Digests of the non-Python files rules read (the torch requirement RPL404 is keyed on):
+    cached results must not outlive a change to them."""
+    out = []
+    for path in [root / "pyproject.toml", *sorted(root.glob("requirements*.txt"))]:
+        try:
+            out.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
+        except OSError:
+            continue
+    return out
+
+
 def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
     index = ctx.index
     out: list[Finding] = []
@@ -279,3 +291,78 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
 
 def known_codes() -> list[str]:
     return list(catalog.rule_docs())
+
+
+# -- checking edited text in memory (used by the fix engine) ----------------------------
+def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, use_cache: bool = True) -> dict[str, ModuleInfo]:
+    """Facts of every project file and of `targets`, keyed by resolved path (cached facts reused)."""
+    load_rules()
+    project_files, target_files = collect_files(targets, cfg, root)
+    files: dict[str, Path] = {}
+    for f in [*target_files, *project_files]:
+        files.setdefault(str(f.resolve()), f)
+    cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load("facts") or {}
+    infos: dict[str, ModuleInfo] = {}
+    todo: list[tuple] = []
+    datas: dict[str, bytes] = {}
+    for k, f in files.items():
+        try:
+            data = f.read_bytes()
+        except OSError:
+            continue
+        module, is_package = module_name(f, root)
+        hit = cached.get(k)
+        if isinstance(hit, ModuleInfo) and hit.digest == hashlib.blake2b(data, digest_size=16).hexdigest() and hit.module == module:
+            hit.path = display_path(f)
+            infos[k] = hit
+        else:
+            datas[k] = data
+            todo.append((k, display_path(f), module, is_package))
+    for job, info in zip(todo, _extract_all(todo, datas, jobs, cfg.matcher_key())):
+        infos[job[0]] = info
+    for k, info in infos.items():
+        info.is_test = is_test_path(display_rel(files[k], root))
+    return infos
+
+
+def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleInfo:
+    """Facts of one file from the given content (not read from disk)."""
+    load_rules()
+    module, is_package = module_name(path, root)
+    info = _safe_extract(display_path(path), module, is_package, data, cfg.matcher_key())
+    info.is_test = is_test_path(display_rel(path, root))
+    return info
+
+
+def check_facts(infos: dict[str, ModuleInfo], targets: set[str], cfg: Config, root: Path) -> tuple[list[Finding], list[str]]:
+    """Run the rules over already extracted facts and report on `targets` (resolved paths).
+
+    `infos` holds every project file's facts by resolved path, some of them possibly from
+    edited text that is not on disk: the fix engine re-checks its result this way."""
+    load_rules()
+    index = ProjectIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
+    ctx = Context(index=index, settings=cfg.settings())
+    findings: list[Finding] = []
+    errors: list[str] = []
+    paths = set()
+    for k in targets:
+        info = infos.get(k)
+        if info is None:
+            continue
+        paths.add(info.path)
+        if info.error is not None:
+            kind, message, line, col = info.error
+            if kind == "syntax-error":
+                findings.append(Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1)))
+            else:
+                errors.append(f"{info.path}: {message}")
+    findings.extend(_run_rules(ctx, paths, errors, False))
+    findings.sort(key=lambda f: f.sort_key())
+    unique: list[Finding] = []
+    seen = set()
+    for f in findings:
+        sig = (f.code, f.location, f.message)
+        if sig not in seen:
+            seen.add(sig)
+            unique.append(f)
+    return unique, errors

@@ -21,6 +21,8 @@ from repro_lint.semantic import UNKNOWN, Resolver
 CallHook = Callable[["Extractor", ast.Call, Optional[str]], None]
 CALL_HOOKS: list[CallHook] = []
 ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
+# Called with each statement of the module body (the `__main__` guard included) before it is visited.
+MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
 
 _LITERAL_TYPES = (int, float, str, bool, type(None))
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
@@ -166,6 +168,8 @@ class Extractor:
         self._prebind(body)
         self._module_layout(body)
         for stmt in body:
+            for hook in MODULE_STMT_HOOKS:
+                hook(self, stmt)
             if self._is_main_guard(stmt):
                 assert isinstance(stmt, ast.If)
                 self.info.main_block = (stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.body[0].lineno)

@@ -62,6 +62,8 @@ class ProjectIndex:
                     self.importers.setdefault(mod, set()).add(info.module)
         self._effects: dict[str, Effects] = {}
         self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._successor_cache: dict[tuple[ScopeRef, bool], tuple] = {}
+        self._by_name_refs: dict[str, tuple[ScopeRef, ...]] = {}
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -206,37 +208,72 @@ class ProjectIndex:
     # -- programs ------------------------------------------------------------------
     def reach(self, starts: Iterable[ScopeRef], include_imports: bool = True) -> list[ScopeRef]:
         """Scopes reachable from `starts`: called functions, callbacks, imported modules' top level."""
-        seen: set[ScopeRef] = set()
+        seen: set[ScopeRef] = set()  # every ref ever queued: each is judged once, at its first pop
+        groups_done: set[str] = set()
         order: list[ScopeRef] = []
-        queue = deque(starts)
+        queue: deque[ScopeRef] = deque()
+        for ref in starts:
+            if ref not in seen:
+                seen.add(ref)
+                queue.append(ref)
+        modules = self.modules
         while queue:
             ref = queue.popleft()
-            if ref in seen:
-                continue
-            mod = self.modules.get(ref[0])
+            mod = modules.get(ref[0])
             if mod is None:
                 continue
             if ref[1] not in (MODULE_SCOPE, MAIN_SCOPE) and ref[1] not in mod.functions:
                 continue
-            seen.add(ref)
             order.append(ref)
-            if include_imports and ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
-                for target in self.imports_of.get(ref[0], ()):
-                    queue.append((target, MODULE_SCOPE))
-            elif include_imports:
-                # imports inside a function body run when it is called
-                for imp in mod.imports:
-                    if imp[5] == ref[1]:
-                        target = self.module_of(imp[0], mod)
-                        if target:
-                            queue.append((target, MODULE_SCOPE))
-            for _, keys in self.callees(mod, ref[1]):
-                for k in keys:
-                    queue.append(self.scope_of(k))
-            if ref[1] in mod.hydra_mains:
-                for key in self.hydra_targets(mod, mod.functions[ref[1]]):
-                    queue.append(self.scope_of(key))
+            for item in self._successors(mod, ref, include_imports):
+                if type(item) is str:
+                    # every function of a method name: once queued, all of them are seen
+                    if item in groups_done:
+                        continue
+                    groups_done.add(item)
+                    refs = self._by_name_refs[item]
+                else:
+                    refs = (item,)
+                for nxt in refs:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        queue.append(nxt)
         return order
+
+    def _successors(self, mod: ModuleInfo, ref: ScopeRef, include_imports: bool) -> tuple:
+        """What a scope leads to, in discovery order: scope refs, and method names standing
+        for all the functions of that name. Memoised: every program walks the shared code again."""
+        key = (ref, include_imports)
+        hit = self._successor_cache.get(key)
+        if hit is not None:
+            return hit
+        out: dict = {}  # ordered and without repeats
+        if include_imports and ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
+            for target in self.imports_of.get(ref[0], ()):
+                out[(target, MODULE_SCOPE)] = None
+        elif include_imports:
+            # imports inside a function body run when it is called
+            for imp in mod.imports:
+                if imp[5] == ref[1]:
+                    target = self.module_of(imp[0], mod)
+                    if target:
+                        out[(target, MODULE_SCOPE)] = None
+        for call, keys in self.callees(mod, ref[1]):
+            if call[0] is None and len(keys) > 1:
+                # a call by method name fans out to many functions, the same for every caller
+                name = call[1]
+                if name not in self._by_name_refs:
+                    self._by_name_refs[name] = tuple(dict.fromkeys(self.scope_of(k) for k in keys))
+                out[name] = None
+            else:
+                for k in keys:
+                    out[self.scope_of(k)] = None
+        if ref[1] in mod.hydra_mains:
+            for k in self.hydra_targets(mod, mod.functions[ref[1]]):
+                out[self.scope_of(k)] = None
+        hit = tuple(out)
+        self._successor_cache[key] = hit
+        return hit
 
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
         """Project functions/classes named by `_target_:` lines in the Hydra config folder."""

@@ -50,7 +50,10 @@ class InsertStatements:
     - "after-imports": after the module's leading import block (after the docstring and
       `__future__` imports when there are no imports).
     `key` identifies the inserted block so that fixes of several findings asking for the
-    same statement insert it once.
+    same statement insert it once. `order` places blocks inserted at the same point among
+    each other (lower first; equal orders keep the order of the findings), so that the
+    statements of several fixes come out as one block in a stable order.
+    An `anchor` may also be the span of an expression: the statement that holds it is used.
     """
 
     where: str
@@ -58,11 +61,12 @@ class InsertStatements:
     anchor: Optional[Span] = None
     function: Optional[str] = None
     key: str = ""
+    order: int = 0
 
 
 @dataclass(frozen=True)
 class MoveStatements:
-    """Move module-level statements, in order, to the start of a function's body."""
+    """Move statements (module level or `__main__` block), in order, to the start of a function's body."""
 
     stmts: tuple  # spans of the statements to move
     function: str

@@ -50,12 +50,18 @@ def _positive_float(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="repro-lint probe", description=__doc__.split("\n\n")[0])
     p.add_argument("script", nargs="?", help="Python file to run as __main__")
-    p.add_argument("-m", dest="module", metavar="MODULE[:FUNCTION]", help="run a module, or call a function of it with no arguments")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the runs may compute (cpu hides GPUs)")
+    p.add_argument("-m", dest="module", metavar="MODULE[:FUNCTION]", help="run a module, or call a function of it")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="cpu hides GPUs from the program")
     p.add_argument("--runs", type=_positive_int, default=2, help="runs to compare (default 2, at least 2)")
-    p.add_argument("--max-ops", type=_positive_int, default=DEFAULT_MAX_OPS, help=f"stop each run after this many ops (default {DEFAULT_MAX_OPS})")
-    p.add_argument("--timeout", type=_positive_float, help="stop each run after this many seconds and compare what was recorded")
-    p.add_argument("--no-deterministic-run", action="store_true", help="skip the extra run with torch.use_deterministic_algorithms(True, warn_only=True)")
+    p.add_argument(
+        "--max-ops", type=_positive_int, default=DEFAULT_MAX_OPS, help=f"stop each run after N ops (default {DEFAULT_MAX_OPS})"
+    )
+    p.add_argument("--timeout", type=_positive_float, help="stop each run after SECONDS, compare what was recorded")
+    p.add_argument(
+        "--no-deterministic-run",
+        action="store_true",
+        help="skip the extra run with torch.use_deterministic_algorithms(True, warn_only=True)",
+    )
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--output-file", "-o", type=Path, help="write the report to this file")
     return p
@@ -151,6 +157,7 @@ def _target(args, script_args: list[str]) -> dict[str, Any]:
 
 _FAILURES = {
     "script-error": "the program raised {message} in run {run}; the probe compares only runs that finish.",
+    "script-exit": "the program exited with {message} in run {run}; the probe compares only runs that finish.",
     "target-error": "cannot run the target: {message}",
     "no-torch": INSTALL_HINT + " (importing torch failed: {message})",
     "no-cuda": "--device cuda was given, but torch finds no usable GPU.",
@@ -163,9 +170,9 @@ _FAILURES = {
 def _fail(failure, args, report: dict[str, Any]) -> int:
     message = failure.message
     if failure.kind == "script-error" and failure.traceback:
-        last = failure.traceback.strip().splitlines()[-1]
-        message = last
-    print("repro-lint probe: " + _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run), file=sys.stderr)
+        message = failure.traceback.strip().splitlines()[-1]  # "KeyError: 'y'"
+    text = _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run)
+    print(f"repro-lint probe: {text}", file=sys.stderr)
     if failure.traceback:
         print(failure.traceback.rstrip(), file=sys.stderr)
     elif failure.stderr and failure.kind in ("crash", "timeout", "script-error"):

@@ -50,17 +50,14 @@ def _as_integers(t: torch.Tensor) -> torch.Tensor:
 
 
 def _reductions(flat: torch.Tensor) -> torch.Tensor:
-    n = flat.numel()
-    total = flat.sum(dtype=torch.int64)
-    if n <= _CHUNK:
-        weighted = (flat * _weights_for(flat.device, n)).sum()
-    else:
-        weighted = torch.zeros((), dtype=torch.int64, device=flat.device)
-        for start in range(0, n, _CHUNK):
-            chunk = flat[start : start + _CHUNK]
-            part = (chunk * _weights_for(flat.device, chunk.numel())).sum()
-            weighted = weighted + part + start * chunk.sum(dtype=torch.int64)
-    return torch.stack([total, weighted])
+    # Widening once and reducing int64 is much faster on CPU than `sum(dtype=torch.int64)`.
+    sums = []
+    for start in range(0, flat.numel(), _CHUNK):
+        chunk = flat[start : start + _CHUNK].to(torch.int64)
+        total = chunk.sum()
+        weighted = (chunk * _weights_for(flat.device, chunk.numel())).sum() + start * total
+        sums.append(torch.stack([total, weighted]))
+    return sums[0] if len(sums) == 1 else torch.stack(sums).sum(0)
 
 
 def _header(t: torch.Tensor) -> tuple:

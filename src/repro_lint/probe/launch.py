@@ -67,7 +67,8 @@ def plan_runs(runs: int, environ: dict[str, str]) -> list[RunPlan]:
         RunPlan(i + 1, hash_seed=None if fixed else str(hash_seeds[i]), torch_seed=torch_seeds[i], snapshot=i == 0)
         for i in range(runs)
     ]
-    plans.append(RunPlan(runs + 1, deterministic=True, hash_seed=None if fixed else str(hash_seeds[runs]), torch_seed=torch_seeds[runs]))
+    audit_hash_seed = None if fixed else str(hash_seeds[runs])
+    plans.append(RunPlan(runs + 1, deterministic=True, hash_seed=audit_hash_seed, torch_seed=torch_seeds[runs]))
     return plans
 
 
@@ -112,7 +113,8 @@ def launch(plan: RunPlan, base: dict[str, Any], workdir: Path, device: str, time
                 timeout=None if timeout is None else timeout + _GRACE_SECONDS,
             )
         except subprocess.TimeoutExpired:
-            raise RunFailed("timeout", f"run {plan.index} did not stop within {timeout} s", run=plan.index, stderr=_tail(err_path)) from None
+            message = f"run {plan.index} did not stop within {timeout} s"
+            raise RunFailed("timeout", message, run=plan.index, stderr=_tail(err_path)) from None
     result_path = Path(config["result_path"])
     if not result_path.exists():
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
@@ -126,8 +128,10 @@ def launch(plan: RunPlan, base: dict[str, Any], workdir: Path, device: str, time
     status = data.get("status")
     error = data.get("error") or {}
     if status != "ok":
-        raise RunFailed(status, error.get("message", status), run=plan.index, traceback=error.get("traceback", ""), stderr=_tail(err_path))
-    return RunOutcome(plan, data, stderr_tail=_tail(err_path), hash_seed=plan.hash_seed or os.environ.get("PYTHONHASHSEED", ""))
+        message = error.get("message", status)
+        raise RunFailed(status, message, run=plan.index, traceback=error.get("traceback", ""), stderr=_tail(err_path))
+    hash_seed = plan.hash_seed or os.environ.get("PYTHONHASHSEED", "")
+    return RunOutcome(plan, data, stderr_tail=_tail(err_path), hash_seed=hash_seed)
 
 
 def _tail(path: Path) -> str:

@@ -27,6 +27,11 @@ _UNINITIALISED = frozenset(
     }
 )
 
+# In-place ops that overwrite all of `self` without reading it (with every in-place op that
+# draws random numbers): the old contents of `self`, often fresh memory from an `empty` that
+# another tensor object wraps (nn.Parameter), are not an input.
+_OVERWRITING = frozenset({"aten::fill_", "aten::zero_", "aten::copy_"})
+
 _current_node = getattr(torch._C, "_current_autograd_node", lambda: None)
 _sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", None)
 
@@ -37,7 +42,7 @@ class ProbeStop(BaseException):
 
 
 class _OpInfo:
-    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "outs", "predict")
+    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict")
 
 
 class Recorder(TorchDispatchMode):
@@ -90,7 +95,8 @@ class Recorder(TorchDispatchMode):
             flags |= GLOBAL_DRAW
             self.audit.draw(torch_source(_device_type(out, args)), info.name, loc)
         if info.predict:
-            self._note_prediction(info, args, kwargs, out, loc, self.names[forward] if node is not None and forward >= 0 else None, node is not None)
+            forward_op = self.names[forward] if forward >= 0 else None
+            self._note_prediction(info, args, kwargs, out, loc, forward_op, node is not None)
         self.ops.append((info.name_id, loc, in_hash, out_hash, flags))
         if len(self.ops) >= self.max_ops:
             self.stop("max-ops")
@@ -113,10 +119,12 @@ class Recorder(TorchDispatchMode):
         info.view = any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
         info.seeded = torch.Tag.nondeterministic_seeded in func.tags
         info.uninit = schema.name in _UNINITIALISED
+        info.overwrites = torch.Tag.inplace in func.tags and (info.seeded or schema.name in _OVERWRITING)
         info.outs = frozenset(a.name for a in schema.arguments if a.is_out)
         positions = {a.name: i for i, a in enumerate(schema.arguments)}
+        # Each entry's argument constraints, with the position of that argument in this op.
         info.predict = [
-            (entry, positions.get(entry["argument"]["name"]) if entry.get("argument") else None)
+            (entry, [(c, positions.get(c["name"])) for c in entry["arguments"]])
             for entry in self._predict_table.get(schema.name, [])
         ]
         self._infos[func] = info
@@ -174,6 +182,9 @@ class Recorder(TorchDispatchMode):
         values = list(args) + [v for k, v in kwargs.items() if k not in info.outs]
         parts: list[Any] = []
         missing: list[tuple[int, torch.Tensor]] = []
+        if info.overwrites and values and isinstance(values[0], torch.Tensor):
+            parts.append(("overwritten", str(values[0].dtype), tuple(values[0].shape)))
+            values = values[1:]
         for value in _flatten(values):
             if isinstance(value, torch.Tensor):
                 fp = self._cached(value)
@@ -209,8 +220,8 @@ class Recorder(TorchDispatchMode):
     def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
         matches = [
             entry
-            for entry, position in info.predict
-            if _argument_matches(entry.get("argument"), position, args, kwargs)
+            for entry, positions in info.predict
+            if all(_argument_matches(c, p, args, kwargs) for c, p in positions)
             # A backward-only entry concerns the gradient of its own forward ops only.
             and (not entry["backward_only"] or (backward and forward_op in entry["aten"]))
         ]
@@ -223,14 +234,14 @@ class Recorder(TorchDispatchMode):
             self.predicted[key] = self.predicted.get(key, 0) + 1
 
 
-def _argument_matches(constraint: Optional[dict], position: Optional[int], args: tuple, kwargs: dict) -> bool:
+def _argument_matches(constraint: dict, position: Optional[int], args: tuple, kwargs: dict) -> bool:
     """Whether an op's argument has one of the affected values.
 
     An aten op without an argument of that name implies the value by its own name
     (`upsample_bilinear2d` is mode="bilinear"); a value of another type than the listed
     ones (an enum passed as an int) cannot be judged and counts as affected.
     """
-    if not constraint or position is None:
+    if position is None:
         return True
     name, values = constraint["name"], constraint.get("values", [])
     value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from repro_lint.probe.report import display_path
 
 
 def render_text(report: dict[str, Any], console: Console) -> None:
@@ -29,7 +32,10 @@ def _where(location: Optional[dict[str, Any]]) -> str:
 
 def _header(report: dict[str, Any], console: Console) -> None:
     target = report["target"]
-    name = target.get("path") or target.get("module", "") + (f":{target['function']}" if target.get("function") else "")
+    if target.get("path"):
+        name = display_path(target["path"])
+    else:
+        name = target["module"] + (f":{target['function']}" if target.get("function") else "")
     runs = [r for r in report.get("runs", []) if r["role"] == "compared"]
     stops = {r["stop_reason"] for r in runs if r["stop_reason"]}
     facts = [f"{len(runs)} runs on {report.get('device') or report['settings']['device']}"] if runs else []
@@ -48,9 +54,11 @@ def _divergence(d: Optional[dict[str, Any]], console: Console) -> None:
     if not d:
         return
     console.print()
-    console.print(f"[bold]First divergence[/]: op #{d['op_index'] + 1} of {d['compared_ops']}, runs {d['runs'][0]} and {d['runs'][1]}")
+    first, second = d["runs"]
+    console.print(f"[bold]First divergence[/]: op #{d['op_index'] + 1} of {d['compared_ops']}, runs {first} and {second}")
     loc = d["location"]
-    console.print(f"  {escape(d['op'] or '(end of run)')} at {_where(loc)}" + (f" in {escape(loc['function'])}" if loc else ""))
+    function = f" in {escape(loc['function'])}" if loc else ""
+    console.print(f"  {escape(d['op'] or '(end of run)')} at {_where(loc)}{function}")
     if loc and loc["source"]:
         console.print(f"  [dim]{loc['line']:>5} |[/] {escape(loc['source'])}")
     fp = d["fingerprints"]
@@ -72,9 +80,11 @@ def _table(title: str, *columns: str) -> Table:
 def _findings(findings: list[dict[str, Any]], console: Console) -> None:
     if not findings:
         return
-    table = _table("Findings", "Code", "Location", "Message")
+    table = _table("Findings", "Code", "Location", "Summary")
     for f in findings:
-        table.add_row(f["code"], escape(f"{f['path']}:{f['start']['line']}:{f['start']['column']}"), escape(f["message"]))
+        # The first clause; the sections below give the details.
+        summary = re.split(r"; |: ", f["message"], maxsplit=1)[0]
+        table.add_row(f["code"], escape(f"{f['path']}:{f['start']['line']}:{f['start']['column']}"), escape(summary))
     console.print()
     console.print(table)
 
@@ -84,9 +94,12 @@ def _draws(draws: list[dict[str, Any]], console: Console) -> None:
     if not draws:
         console.print("No draws from global random number generators.")
         return
-    table = _table("Draws from global random number generators (run 1)", "Source", "Call", "Location", "Seeded before", "Count")
+    table = _table(
+        "Draws from global random number generators (run 1)", "Source", "Call", "Location", "Seeded before", "Count"
+    )
     for d in draws:
-        table.add_row(d["source"], escape(d["function"]), _where(d["location"]), "yes" if d["seeded"] else "[red]no[/]", str(d["count"]))
+        seeded = "yes" if d["seeded"] else "[red]no[/]"
+        table.add_row(d["source"], escape(d["function"]), _where(d["location"]), seeded, str(d["count"]))
     console.print(table)
 
 
@@ -112,10 +125,16 @@ def _predictions(predicted: list[dict[str, Any]], console: Console) -> None:
     if not predicted:
         console.print("No op that the catalog lists as nondeterministic on CUDA ran.")
         return
-    table = _table("Ops nondeterministic on CUDA (from the catalog)", "Op", "Location", "Count", "With deterministic algorithms", "Alternative")
+    table = _table(
+        "Ops nondeterministic on CUDA (from the catalog)",
+        *("Entry", "Location", "Ops", "Count", "With deterministic algorithms", "Alternative"),
+    )
     for p in predicted:
         ops = ", ".join(p["ops"]) + (" (backward)" if p["backward"] else "")
-        table.add_row(escape(ops), _where(p["location"]), str(p["count"]), escape(p["with_deterministic_algorithms"]), escape(p["alternative"]))
+        table.add_row(
+            escape(p["id"]), _where(p["location"]), escape(ops), str(p["count"]),
+            escape(p["with_deterministic_algorithms"]), escape(p["alternative"]),
+        )
     console.print(table)
 
 
@@ -126,6 +145,7 @@ def _environment(env: Optional[dict[str, Any]], console: Console) -> None:
     gpus = ", ".join(g["name"] for g in torch.get("gpus", [])) or "no GPU"
     console.print()
     console.print(
-        f"Environment: Python {env['python']['version']}, torch {torch.get('version', '?')} (CUDA {torch.get('cuda') or 'none'}), "
-        f"{gpus}, {len(env.get('packages', {}))} packages. The JSON report holds the full snapshot."
+        f"Environment: Python {env['python']['version']}, torch {torch.get('version', '?')} "
+        f"(CUDA {torch.get('cuda') or 'none'}), {gpus}, {len(env.get('packages', {}))} packages. "
+        "The JSON report holds the full snapshot."
     )

@@ -54,12 +54,17 @@ _EXPLANATIONS = {
 
 
 def prediction_table(catalog: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """aten name -> catalog entries that list it, in the form the runner matches against."""
+    """aten name -> catalog entries that list it, in the form the runner matches against.
+
+    `argument` names a Python-level argument; aten ops that have an argument of that name
+    are checked against it. `aten-argument` (optional) constrains an argument that only
+    the aten op has (`transposed` of aten::convolution).
+    """
     table: dict[str, list[dict[str, Any]]] = {}
     for op in catalog.get("op", []):
         entry = {
             "id": op["id"],
-            "argument": op.get("argument"),
+            "arguments": [c for c in (op.get("argument"), op.get("aten-argument")) if c],
             "backward_only": bool(op.get("backward-only")),
             "aten": list(op.get("aten", [])),
         }
@@ -121,7 +126,7 @@ def build_report(
             "draws": [_draw(d, where) for d in first.data["draws"]],
             "seeding_calls": [_seeding(s, where) for s in first.data["seeds"]],
         },
-        "deterministic_audit": _audit(audit, audit_failure, settings),
+        "deterministic_audit": _audit(audit, audit_failure),
         "cuda_nondeterministic_ops": _predictions(first.data, where, catalog_ops),
         "environment": first.data.get("environment"),
         "error": None,
@@ -160,17 +165,17 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome]) -> dict[str, 
     a, b = by_run[d.runs[0]], by_run[d.runs[1]]
     where_a, where_b = _Locations(a.data), _Locations(b.data)
     location = where_a.get(d.locations[0])
-    suspects: list[dict[str, Any]] = []
+    suspects: dict[tuple, dict[str, Any]] = {}
     if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW):
+        # Values from Python or numpy reach torch unseen; their unseeded draws are the usual cause.
         for o, where in ((a, where_a), (b, where_b)):
             for draw in o.data["draws"]:
                 if draw["source"] in ("python", "numpy") and not draw["seeded"] and draw["first_op"] <= d.op_index:
                     suspect = _draw(draw, where)
-                    if suspect not in suspects:
-                        suspects.append(suspect)
+                    suspects.setdefault((suspect["function"], _where(suspect["location"])), suspect)
     text = _EXPLANATIONS[d.kind].format(op=d.ops[0], other=d.ops[1], why=_draw_cause(a.data, d))
     if suspects:
-        text += " Unseeded draws before it: " + ", ".join(f"{s['function']} at {_where(s['location'])}" for s in suspects) + "."
+        text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
     if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed:
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
@@ -189,7 +194,7 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome]) -> dict[str, 
         "later_divergent_ops": d.later,
         "compared_ops": d.compared,
         "explanation": text,
-        "suspects": suspects,
+        "suspects": list(suspects.values()),
     }
 
 
@@ -225,7 +230,7 @@ def _seeding(call: dict[str, Any], where: _Locations) -> dict[str, Any]:
     }
 
 
-def _audit(audit: Optional[RunOutcome], failure: Optional[RunFailed], settings: dict[str, Any]) -> dict[str, Any]:
+def _audit(audit: Optional[RunOutcome], failure: Optional[RunFailed]) -> dict[str, Any]:
     if audit is None and failure is None:
         return {"status": "skipped", "alerts": [], "error": None}
     if audit is None:
@@ -265,28 +270,39 @@ def _predictions(data: dict[str, Any], where: _Locations, catalog_ops: dict[str,
     return sorted(merged.values(), key=lambda p: (_where(p["location"]), p["id"]))
 
 
+_EFFECT = {
+    "deterministic": "deterministic algorithms make it deterministic",
+    "raises": "with deterministic algorithms it raises",
+}
+
+
 def findings(report: dict[str, Any]) -> list[Finding]:
     """The report's results as findings (for the JSON `findings` list and SARIF)."""
     fallback = report["target"].get("path") or "<unknown>"
     out: list[Finding] = []
     d = report.get("divergence")
     if d:
-        out.append(_finding("RPP101", d["location"], fallback, f"runs diverge at {d['op']} (op #{d['op_index'] + 1}): {d['explanation']}",
-                            [Related(_location(s["location"], fallback), f"unseeded {s['function']}") for s in d["suspects"] if s["location"]]))
+        related = [
+            Related(_location(s["location"], fallback), f"unseeded {s['function']}") for s in d["suspects"] if s["location"]
+        ]
+        message = f"runs diverge at {d['op']} (op #{d['op_index'] + 1}): {d['explanation']}"
+        out.append(_finding("RPP101", d["location"], fallback, message, related))
     for draw in report["rng"]["draws"]:
         if not draw["seeded"]:
-            out.append(_finding("RPP102", draw["location"], fallback,
-                                f"{draw['function']} draws from the global {draw['source']} generator, which was not seeded before it ({draw['count']} draws here)"))
+            message = (
+                f"{draw['function']} draws from the global {draw['source']} generator, "
+                f"which was not seeded before it ({draw['count']} draws here)"
+            )
+            out.append(_finding("RPP102", draw["location"], fallback, message))
     for alert in report["deterministic_audit"]["alerts"]:
         out.append(_finding("RPP103", alert["location"], fallback, f"{alert['message']} ({alert['count']} times)"))
     for p in report["cuda_nondeterministic_ops"]:
-        pass_ = "in the backward pass " if p["backward"] else ""
-        fix = {"deterministic": "deterministic algorithms make it deterministic", "raises": "with deterministic algorithms it raises"}.get(
-            p["with_deterministic_algorithms"], ""
-        )
-        alt = f"; alternative: {p['alternative']}" if p["alternative"] else ""
-        out.append(_finding("RPP104", p["location"], fallback,
-                            f"{p['summary']} ({', '.join(p['ops'])} {pass_}ran {p['count']} times); {fix}{alt}"))
+        parts = [f"{p['summary']}", f"ran {p['count']} times ({', '.join(p['ops'])}{', backward pass' if p['backward'] else ''})"]
+        if p["with_deterministic_algorithms"] in _EFFECT:
+            parts.append(_EFFECT[p["with_deterministic_algorithms"]])
+        if p["alternative"]:
+            parts.append(f"alternative: {p['alternative']}")
+        out.append(_finding("RPP104", p["location"], fallback, "; ".join(parts)))
     return out
 
 

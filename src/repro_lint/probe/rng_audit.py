@@ -50,6 +50,7 @@ class RngAudit:
         self.active = True
         self.draws: dict[tuple, _Record] = {}
         self.seeds: dict[tuple, _Record] = {}
+        self._patched: list[tuple[Any, str, Any]] = []
 
     # -- state ---------------------------------------------------------------------------
     def is_seeded(self, source: str) -> bool:
@@ -117,6 +118,12 @@ class RngAudit:
 
         wrapper.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
         setattr(module, attr, wrapper)
+        self._patched.append((module, attr, original))
+
+    def uninstall(self) -> None:
+        for module, attr, original in reversed(self._patched):
+            setattr(module, attr, original)
+        self._patched.clear()
 
     def _draw_hook(self, source: str, name: str):
         def hook(args, kwargs, frame):

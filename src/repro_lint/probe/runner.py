@@ -65,11 +65,14 @@ def _run(config: dict, result: dict) -> None:
         return
     result["device"] = "cuda" if torch.cuda.is_available() else "cpu"
     # Every run starts the global torch generator from its own seed, so that a program which
-    # relies on whatever seed torch starts with shows it (older torch releases start from a
-    # fixed seed, which would hide the dependence on one machine).
+    # relies on whatever seed torch starts with shows it, also where a generator's default
+    # seed is fixed and would hide the dependence on one machine.
     torch.manual_seed(config["torch_seed"])
     if config["deterministic"]:
         torch.use_deterministic_algorithms(True, warn_only=True)
+        # The program's own setting (often `use_deterministic_algorithms(args.flag)`) would end
+        # the audit; in this run it is ignored.
+        torch.use_deterministic_algorithms = lambda *args, **kwargs: None
 
     recorder: Any = None
     user = UserCode(_user_roots(target))
@@ -80,6 +83,12 @@ def _run(config: dict, result: dict) -> None:
     )
     alerts = _watch_alerts(recorder, user)
     _pause_in_forked_children(recorder, audit)
+    # The first op under any dispatch mode loads torch's compiler stack (seconds); do that
+    # now, so that --timeout measures the program only.
+    recorder.recording = False
+    with recorder:
+        torch.zeros(())
+    recorder.recording = True
     if config.get("timeout"):
         signal.signal(signal.SIGALRM, lambda *_: recorder.stop("timeout"))
         signal.setitimer(signal.ITIMER_REAL, float(config["timeout"]))
@@ -90,7 +99,8 @@ def _run(config: dict, result: dict) -> None:
         pass
     except SystemExit as exc:
         if exc.code not in (None, 0):
-            result.update(status="script-error", error={"type": "SystemExit", "message": f"exit status {exc.code}", "traceback": ""})
+            error = {"type": "SystemExit", "message": f"status {exc.code}", "traceback": ""}
+            result.update(status="script-exit", error=error)
     except TargetError as exc:
         result.update(status="target-error", error={"type": "TargetError", "message": str(exc)})
     except BaseException as exc:
@@ -178,7 +188,7 @@ def _watch_alerts(recorder, user) -> dict[tuple, int]:
 
     warnings.showwarning = showwarning
     # Every occurrence counts, not only the first per location.
-    warnings.filterwarnings("always", message=r"(?s).*(does not have a deterministic implementation|use_deterministic_algorithms)")
+    warnings.filterwarnings("always", message=r"(?s).*(" + _ALERT.pattern + ")")
     return alerts
 
 
@@ -215,7 +225,14 @@ def _internal(filename: str) -> bool:
 def _trace(recorder, audit, user, alerts) -> dict:
     def records(table):
         return [
-            {"source": r.source, "function": r.function, "location": r.location, "seeded": r.seeded, "count": r.count, "first_op": r.first_op}
+            {
+                "source": r.source,
+                "function": r.function,
+                "location": r.location,
+                "seeded": r.seeded,
+                "count": r.count,
+                "first_op": r.first_op,
+            }
             for r in table.values()
         ]
 

@@ -10,11 +10,12 @@ is declared further down the file, is only known once every file has been read.
 A value description is a small tuple:
   ("lit", v)                literal
   ("qual", q)               a name/attribute resolved to a qualified name
-  ("name", id, scope)       a plain name bound in `scope` (or the module)
+  ("name", id, scope[, local])  a plain name bound in `scope` (else in the module, unless local)
   ("self", class, attr)     `self.attr` inside a method of `class`
   ("attr", attr)            `<something>.attr` (argparse namespaces, config objects)
   ("item", id, key, scope)  `CONFIG["key"]`
   ("any", (d, ...))         one of several (conditional expressions)
+  ("dict", ((key, d), ...)) a dict literal (or one item assigned to a dict)
   ("call", q)               the result of calling `q` (None when unresolved)
   ("partial", target, args, kws, kwargs_known)   `functools.partial(target, ...)`
   ("unknown",)
@@ -37,6 +38,7 @@ from repro_lint.rules.seeding import seed_spec
 FACTS = "dataloading"  # key in ModuleInfo.extra
 UNKNOWN = ("unknown",)
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
+_MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
 _KEYS = ("shuffle", "num_workers")  # keywords that make a call of a project class worth recording
 
 
@@ -116,7 +118,9 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
         if qual:
             return ("qual", qual)
         if t is ast.Name:
-            return ("name", node.id, ex.scope)
+            # bound in this function (a loop variable, a `with` target, ...): never a global
+            local = ex.func is not None and node.id in ex.r.scope.bindings
+            return ("name", node.id, ex.scope, local)
         base = node.value
         if isinstance(base, ast.Name) and base.id == _self_name(ex):
             return ("self", _class_of_method(ex), node.attr)
@@ -128,16 +132,21 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
         return UNKNOWN
     if t is ast.IfExp:
         return ("any", (_desc(ex, node.body, depth + 1), _desc(ex, node.orelse, depth + 1)))
+    if t is ast.Dict and len(node.keys) <= _MAX_KEYS:
+        keys = [literal(k) if k is not None else None for k in node.keys]
+        if all(isinstance(k, str) for k in keys):
+            return ("dict", tuple((k, _desc(ex, v, depth + 1)) for k, v in zip(keys, node.values)))
+        return UNKNOWN
     if t is ast.Call:
-        part = _partial_desc(ex, node, depth)
+        qual = ex.r.qualify(node.func)
+        part = _partial_desc(ex, node, depth, qual)
         if part is not None:
             return part
-        return ("call", ex.r.qualify(node.func))
+        return ("call", qual)
     return UNKNOWN
 
 
-def _partial_desc(ex: Extractor, node: ast.Call, depth: int) -> Optional[tuple]:
-    qual = ex.r.qualify(node.func)
+def _partial_desc(ex: Extractor, node: ast.Call, depth: int, qual: Optional[str]) -> Optional[tuple]:
     if qual not in _cat()["partials"] or not node.args or isinstance(node.args[0], ast.Starred):
         return None
     target = _desc(ex, node.args[0], depth + 1)
@@ -152,6 +161,8 @@ def _partial_desc(ex: Extractor, node: ast.Call, depth: int) -> Optional[tuple]:
 def _dict_branches(ex: Extractor, node: ast.AST) -> Optional[list[dict]]:
     """Possible key sets of a dict expression, or None when it is not one we can read."""
     if isinstance(node, ast.Dict):
+        if len(node.keys) > _MAX_KEYS:
+            return None
         branches: list[dict] = [{}]
         for k, v in zip(node.keys, node.values):
             if k is None:  # `{**other, ...}`
@@ -185,6 +196,8 @@ def _dict_branches(ex: Extractor, node: ast.AST) -> Optional[list[dict]]:
 def _set_dict(ex: Extractor, stmt: ast.stmt, name: str, branches: Optional[list[dict]]) -> None:
     """Record a new state of dict `name`; a change under a condition may not happen."""
     dicts = _state(ex).dicts.setdefault(ex.scope, {})
+    if branches is None and name not in dicts:
+        return  # the common case: not a dict, never was one
     if stmt is not ex.stmt_node and name in dicts:
         old = dicts[name]
         branches = None if old is None or branches is None else old + branches
@@ -299,7 +312,7 @@ def _call_target(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional
             return ("qual", qual)
         return None
     if type(func) is ast.Call:
-        return _partial_desc(ex, func, 0)
+        return _partial_desc(ex, func, 0, ex.r.qualify(func.func))
     bound: Optional[list] = None
     if type(func) is ast.Name:
         names = _facts(ex)["names"]
@@ -308,9 +321,17 @@ def _call_target(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional
             bound = names.get(MODULE_SCOPE, {}).get(func.id)
     elif type(func) is ast.Attribute and isinstance(func.value, ast.Name) and func.value.id == _self_name(ex):
         bound = _facts(ex)["self"].get(_class_of_method(ex), {}).get(func.attr)
-    if not bound or not any(d[0] in ("qual", "partial") for d in bound):
+    if not bound or not any(_maybe_callable(d) for d in bound):
         return None
-    return ("any", tuple(bound))
+    if type(func) is ast.Name:
+        return ("name", func.id, ex.scope)
+    return ("self", _class_of_method(ex), func.attr)
+
+
+def _maybe_callable(desc: tuple) -> bool:
+    if desc[0] == "any":
+        return any(_maybe_callable(d) for d in desc[1])
+    return desc[0] in ("qual", "partial")
 
 
 def _worth_keeping(node: ast.Call) -> bool:
@@ -366,7 +387,7 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                 continue
             facts["names"].setdefault(ex.scope, {}).setdefault(target.id, []).append(desc)
             _set_dict(ex, stmt, target.id, None if aug else _dict_branches(ex, value))
-            _track_generator(ex, target.id, value)
+            _track_generator(ex, target.id, value, desc)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == _self_name(ex):
             cls = _class_of_method(ex)
             desc = UNKNOWN if aug else _desc(ex, value)
@@ -386,37 +407,43 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
 
 def _item_assign(ex: Extractor, stmt: ast.stmt, target: ast.Subscript, value: ast.AST) -> None:
     name = target.value.id  # type: ignore[attr-defined]
+    key = literal(target.slice)
+    aug = isinstance(stmt, ast.AugAssign)
+    desc = UNKNOWN if aug else _desc(ex, value)
+    if isinstance(key, str):
+        _facts(ex)["names"].setdefault(ex.scope, {}).setdefault(name, []).append(("dict", ((key, desc),)))
     dicts = _state(ex).dicts.get(ex.scope, {})
     if name not in dicts:
         return
     old = dicts[name]
-    key = literal(target.slice)
-    if old is None or not isinstance(key, str) or isinstance(stmt, ast.AugAssign):
+    if old is None or not isinstance(key, str) or aug:
         dicts[name] = None
         return
-    desc = _desc(ex, value)
     new = [{**b, key: desc} for b in old]
     dicts[name] = old + new if stmt is not ex.stmt_node else new
 
 
-def _generator_call(ex: Extractor, value: ast.AST) -> tuple[Optional[str], bool]:
+def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None) -> tuple[Optional[str], bool]:
     """(constructor, seeded) of `torch.Generator()` / `torch.Generator().manual_seed(s)` etc."""
-    if not isinstance(value, ast.Call):
+    if type(value) is not ast.Call:
         return None, False
-    func = value.func
-    if isinstance(func, ast.Attribute) and func.attr == _cat()["gen_seed_method"] and isinstance(func.value, ast.Call):
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute and func.attr == _cat()["gen_seed_method"] and type(func.value) is ast.Call:
         inner, _ = _generator_call(ex, func.value)
         return inner, inner is not None
+    if desc is not None and desc[0] == "call":
+        return desc[1], False  # already qualified
     return ex.r.qualify(func), False
 
 
-def _track_generator(ex: Extractor, name: str, value: ast.AST) -> None:
-    qual, seeded = _generator_call(ex, value)
-    gens = _state(ex).gens.setdefault(ex.scope, {})
+def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> None:
+    qual, seeded = _generator_call(ex, value, desc)
     if qual in _cat()["torch_gens"]:
-        gens[name] = seeded
+        _state(ex).gens.setdefault(ex.scope, {})[name] = seeded
     else:
-        gens.pop(name, None)
+        gens = _state(ex).gens.get(ex.scope)
+        if gens:
+            gens.pop(name, None)
 
 
 def _held(ex: Extractor, cls: Optional[str], attr: str, value: ast.AST, stmt: ast.stmt) -> None:
@@ -489,11 +516,12 @@ class _Resolver:
             fn = self.info.functions.get(scope)
             if fn is not None and name in fn.params:
                 return None  # a parameter: whatever the caller passes
-            for s in (scope, MODULE_SCOPE, MAIN_SCOPE):
+            local = len(desc) > 3 and desc[3]
+            for s in (scope,) if local else (scope, MODULE_SCOPE, MAIN_SCOPE):
                 hit = facts["names"].get(s, {}).get(name)
                 if hit:
                     return hit
-            if name in self.info.constants:
+            if name in self.info.constants and not local:
                 return [("lit", self.info.constants[name])]
             return None
         if kind == "self":
@@ -504,12 +532,12 @@ class _Resolver:
             hits = facts["argparse"].get(desc[1], []) + facts["classattr"].get(desc[1], [])
             return hits or None
         if kind == "item":
+            # `CONFIG["num_workers"]` of a dict literal bound in this file
             out = []
             for b in self._bindings(("name", desc[1], desc[3])) or ():
                 if b[0] != "dict":
                     return None
-            # dict constants are read through the kwargs machinery only; a subscript of a
-            # module dict is rare enough in loader calls to leave unknown
+                out.extend(v for k, v in b[1] if k == desc[2])
             return out or None
         return None
 
@@ -518,8 +546,13 @@ class _Resolver:
         if cls is None:
             return None
         key = f"{self.info.module}.{cls}" if self.info.module else cls
+        if key not in self.index.classes:
+            return list(self.facts["self"].get(cls, {}).get(attr, ())) or None
+        return self._class_attr_of(key, attr)
+
+    def _class_attr_of(self, key: str, attr: str) -> Optional[list]:
         out: list = []
-        for base in self.index.class_bases(key) or [key]:
+        for base in self.index.class_bases(key):
             hit = self.index.classes.get(base)
             if hit is None:
                 continue
@@ -527,21 +560,24 @@ class _Resolver:
             facts = binfo.extra.get(FACTS)
             if facts:
                 out.extend(facts["self"].get(bcls.qual, {}).get(attr, ()))  # type: ignore[attr-defined]
-        if not out and key not in self.index.classes:
-            out = list(self.facts["self"].get(cls, {}).get(attr, ()))
         return out or None
 
     def _foreign_constant(self, desc: tuple) -> Optional[set]:
-        """`from config import NUM_WORKERS`: a literal constant of another project module."""
+        """A qualified constant: `Config.num_workers` of a project class, or a module
+        constant (`from config import NUM_WORKERS`, `config.NUM_WORKERS`)."""
         if desc[0] != "qual":
             return None
         mod, _, name = desc[1].rpartition(".")
-        key = self.index.module_of(mod, self.info) if mod else None
-        other = self.index.modules.get(key) if key else None
-        if other is not None and key == mod or other is not None and mod.endswith(key or "\0"):
-            if name in other.constants:
-                return {other.constants[name]}
-        return None
+        if not mod:
+            return None
+        if self.class_key(mod) is not None:
+            bound = self._class_attr_of(self.class_key(mod), name)
+            return self.values(("any", tuple(bound))) if bound else None
+        key = self.index.module_of(mod, self.info)
+        if key is None or not (key == mod or key.endswith("." + mod)):
+            return None
+        other = self.index.modules[key]
+        return {other.constants[name]} if name in other.constants else None
 
     # -- classes -------------------------------------------------------------------
     def class_key(self, qual: str, ctx_info: Optional[ModuleInfo] = None) -> Optional[str]:
@@ -611,10 +647,13 @@ class _Resolver:
                 return None  # bound to something else too: not only a loader
             first = found[0]
             for other in found[1:]:
-                if (other.kind, other.params, other.pre_args, other.pre_kws) != (first.kind, first.params, first.pre_args, first.pre_kws):
-                    if other.pre_args or other.pre_kws or first.pre_args or first.pre_kws or other.kind != first.kind:
-                        return None  # different partials: the call's arguments are not one set
-                    first = _Target(first.kind, first.api, None, _meet(first.fixable, other.fixable))
+                same = (other.kind, other.params, other.pre_args, other.pre_kws, other.kwargs_known) == (
+                    first.kind, first.params, first.pre_args, first.pre_kws, first.kwargs_known)
+                if not same and (other.kind != first.kind or other.pre_args or other.pre_kws or first.pre_args or first.pre_kws):
+                    return None  # different partials: the call's arguments are not one set
+                merged = _Target(first.kind, first.api, first.params if same else None, _meet(first.fixable, other.fixable))
+                merged.pre_args, merged.pre_kws, merged.kwargs_known = first.pre_args, first.pre_kws, first.kwargs_known
+                first = merged
             return first
         if kind in ("name", "self"):
             bound = self._bindings(desc)
@@ -629,8 +668,7 @@ class _Resolver:
             okey = self.class_key(owner) if owner else None
             if okey is None:
                 return None
-            oinfo, ocls = self.index.classes[okey]
-            bound = (oinfo.extra.get(FACTS) or {}).get("self", {}).get(ocls.qual, {}).get(attr)  # type: ignore[attr-defined]
+            bound = self._class_attr_of(okey, attr)
             return self.target(("any", tuple(bound)), depth + 1) if bound else None
         bases = self.index.class_bases(key)
         loaders = _cat()["loaders"]
@@ -668,7 +706,7 @@ class _Call:
         self.named = named
         kwargs = ev.data["kwargs"]
         self.known = not ev.data["starred"] and target.kwargs_known and kwargs != "unknown"
-        self.branches: list[dict] = [named] if kwargs is None else [{**b, **named} for b in kwargs]
+        self.branches: list[dict] = [named] if not isinstance(kwargs, list) else [{**b, **named} for b in kwargs]
         # keys a `**` dict may bring: adding them as keywords too would raise a TypeError
         self.star_keys = set().union(*kwargs) if isinstance(kwargs, list) and kwargs else set()
 
@@ -710,9 +748,7 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
     fixes = _cat()["fix"]
     for res, scope, ev, call in _loader_calls(ctx, info):
         target = call.target
-        if not _draws_order(res, call):
-            continue
-        if all(_given(b, "generator") for b in call.branches):
+        if not any(_draws_order(res, call, b) and not _given(b, "generator") for b in call.branches):
             continue
         fix = None
         if "generator" not in call.star_keys and (target.fixable is None or "generator" in target.fixable):
@@ -740,25 +776,21 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
         )
 
 
-def _draws_order(res: _Resolver, call: _Call) -> bool:
+def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
     if call.target.kind == "random":
         return True
-    for branch in call.branches:
-        if _given(branch, "sampler") or _given(branch, "batch_sampler"):
-            continue  # the sampler decides the order (a random one is reported itself)
-        desc = branch.get("shuffle")
-        if desc is None:
-            continue
-        values = res.values(desc)
-        if values is None or any(v not in (False, None, 0) for v in values):
-            return True
-    return False
+    if _given(branch, "sampler") or _given(branch, "batch_sampler"):
+        return False  # the sampler decides the order (a random one is reported itself)
+    desc = branch.get("shuffle")
+    if desc is None:
+        return False
+    values = res.values(desc)
+    return values is None or any(v not in (False, None, 0) for v in values)
 
 
 # -- RPL302 ---------------------------------------------------------------------------
 @rule("RPL302", per="module")
 def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
-    moot = None
     for res, scope, ev, call in _loader_calls(ctx, info):
         target = call.target
         if target.kind != "loader":
@@ -766,16 +798,17 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
         workers = _workers(res, call)
         if workers is None:
             continue
-        if moot is None:
-            moot = _worker_seeded_scopes(ctx)
-        if (info.module, scope) in moot:
+        if (info.module, scope) in _worker_seeded_scopes(ctx):
             continue
         held = []
         dataset = call.named.get("dataset")
         if dataset is not None:
             for key in dict.fromkeys(res.dataset_classes(dataset)):
                 held.extend(res.held_generators(key))
-        yield ctx.finding("RPL302", info, ev, _worker_message(target, workers, held), fix=_worker_fix(ctx, res, ev, call))
+        # the documented seed_worker does not reseed the dataset's own generator: a fix
+        # would silence the finding and leave the duplicated draws in place
+        fix = None if held else _worker_fix(ctx, res, ev, call)
+        yield ctx.finding("RPL302", info, ev, _worker_message(target, workers, held), fix=fix)
 
 
 def _workers(res: _Resolver, call: _Call) -> Optional[str]:
@@ -788,19 +821,24 @@ def _workers(res: _Resolver, call: _Call) -> Optional[str]:
             continue
         values = res.values(desc)
         if values is None:
-            return "worker processes"
+            return "a `num_workers` that may be non-zero"
         nonzero = sorted((v for v in values if v != 0), key=repr)
         if nonzero:
-            return f"num_workers={nonzero[0]!r}" if len(values) == 1 else "worker processes"
+            return f"num_workers={nonzero[0]!r}" if len(values) == 1 else "a `num_workers` that may be non-zero"
     return None
 
 
 def _worker_seeded_scopes(ctx: Context) -> set:
-    """Scopes reached by a program that calls Lightning's `seed_everything(workers=True)`."""
+    """Scopes reached by a program that calls Lightning's `seed_everything(workers=True)`
+    (computed once per check: every module's loaders ask)."""
+    cached = ctx.__dict__.get("_worker_seeded_scopes")
+    if cached is not None:
+        return cached
     out: set = set()
     for program in ctx.programs:
         if any(True for _ in program.events("workerseed")):
             out |= program.scope_set
+    ctx.__dict__["_worker_seeded_scopes"] = out
     return out
 
 

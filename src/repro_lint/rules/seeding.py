@@ -19,17 +19,20 @@ def source_label(source: str) -> str:
 
 
 # -- seed expression and insertion point, shared by every fix that needs a seed --------
-def seed_spec(ctx: Context, program: Optional[Program], info: ModuleInfo, scope: Optional[str]) -> SeedSpec:
+def seed_spec(
+    ctx: Context, program: Optional[Program], info: ModuleInfo, scope: Optional[str], at: Optional[tuple] = None
+) -> SeedSpec:
     """The seed expression a fix in `scope` of `info` can use.
 
     Reuses, in order: the seed expression of a seeding call of the program in the same
-    scope of the entry module, a `seed` parameter of the function, a module constant named
-    like a seed; else the fix adds `SEED = <configured seed>` after the imports.
+    scope of the entry module (before position `at` when given, so that the expression is
+    defined there), a `seed` parameter of the function, a module constant named like a
+    seed; else the fix adds `SEED = <configured seed>` after the imports.
     """
     names = catalog.load("rng")["seed-names"]
     if program is not None and scope is not None:
         for ev in info.events.get(scope, ()):
-            if ev.kind == "seed" and ev.data.get("expr") and program.entry is info:
+            if ev.kind == "seed" and ev.data.get("expr") and program.entry is info and (at is None or ev.pos < tuple(at[:2])):
                 return SeedSpec(ev.data["expr"])
     fn = info.functions.get(scope or "")
     if fn is not None:
@@ -57,29 +60,79 @@ def main_body(ctx: Context, program: Program) -> tuple[str, Optional[str]]:
     return "after-imports", None
 
 
-def seeding_fix(ctx: Context, program: Program, sources: list[str]) -> Optional[Fix]:
-    code = catalog.load("rng")["seeding-code"]
+def _portable(expr: str, info: ModuleInfo) -> bool:
+    """A seed expression valid anywhere in the module: a literal or a module constant."""
+    import ast
+
+    try:
+        ast.literal_eval(expr)
+        return True
+    except (ValueError, SyntaxError):
+        return expr in info.constants
+
+
+def _drawn_before(ctx: Context, info: ModuleInfo, scopes: tuple, source: str, pos: tuple) -> bool:
+    """Whether the body made of `scopes` draws from `source` (directly or through project
+    calls) before `pos`: a seeding call placed at `pos` would then come too late (RPL103)."""
+    return any(kind == "draw" and source in srcs and at < pos for at, kind, srcs, _, _ in _body_items(ctx, info, scopes))
+
+
+def _body_scopes(scope: str) -> tuple:
+    return (MODULE_SCOPE, MAIN_SCOPE) if scope in (MODULE_SCOPE, MAIN_SCOPE) else (scope,)
+
+
+def seeding_fix(ctx: Context, program: Program, source: str) -> Optional[Fix]:
+    """Insert the seeding call of one missing source where the program starts.
+
+    Next to the entry module's first seeding call, with its seed expression, when no draw of
+    that source precedes it in its body; else at the start of the main body (see
+    `main_body`), or right after the imports when the module draws from the source at
+    module level before the main body runs."""
+    code = catalog.load("rng")["seeding-code"][source]
+    order = list(ctx.index.m.sources).index(source) if source in ctx.index.m.sources else len(ctx.index.m.sources)
     entry = program.entry
-    existing = [
-        (scope, ev)
-        for scope, ev in entry.all_events("seed")
-        if (entry.module, scope) in program.scope_set and ev.data.get("expr")
-    ]
-    edits = []
+    key = f"seed:{source}"
+    existing = sorted(
+        (
+            (scope, ev)
+            for scope, ev in entry.all_events("seed")
+            if (entry.module, scope) in program.scope_set and ev.data.get("expr")
+        ),
+        key=lambda se: se[1].pos,
+    )
     if existing:
-        # next to the program's own seeding call, with its seed expression
-        scope, ev = min(existing, key=lambda se: (se[1].line, se[1].col))
-        spec = SeedSpec(ev.data["expr"])
-        for src in sources:
-            edits.append(InsertStatements("after", code[src], anchor=ev.stmt, key=f"seed:{src}"))
-    else:
-        where, function = main_body(ctx, program)
-        scope = function if function else (MAIN_SCOPE if where == "main-start" else MODULE_SCOPE)
-        spec = seed_spec(ctx, None, entry, scope)
-        for src in sources:
-            edits.append(InsertStatements(where, code[src], function=function, key=f"seed:{src}"))
-    names = ", ".join(sources)
-    return Fix(f"seed {names} at the start of the program", "safe", tuple(edits) + (spec,))
+        scope, ev = existing[0]
+        if not _drawn_before(ctx, entry, _body_scopes(scope), source, ev.pos):
+            edit = InsertStatements("after", code, anchor=(ev.line, ev.col, ev.end_line, ev.end_col), key=key, order=order)
+            return Fix(f"seed {source} next to the program's seeding call", "safe", (edit, SeedSpec(ev.data["expr"])))
+    where, function = main_body(ctx, program)
+    if where != "after-imports":
+        start = _main_body_entry(ctx, program, function)
+        if _drawn_before(ctx, entry, (MODULE_SCOPE, MAIN_SCOPE), source, start):
+            where, function = "after-imports", None
+    scope = function if function else (MAIN_SCOPE if where == "main-start" else MODULE_SCOPE)
+    spec = seed_spec(ctx, None, entry, scope)
+    if existing and _portable(existing[0][1].data["expr"], entry):
+        spec = SeedSpec(existing[0][1].data["expr"])
+    edit = InsertStatements(where, code, function=function, key=key, order=order)
+    return Fix(f"seed {source} at the start of the program", "safe", (edit, spec))
+
+
+def _main_body_entry(ctx: Context, program: Program, function: Optional[str]) -> tuple:
+    """Where the module-level code hands over to the main body: the first call of `function`
+    at module level or in the `__main__` block, else the `__main__` block itself."""
+    entry = program.entry
+    prefix = entry.module + "." if entry.module else ""
+    if function is not None:
+        calls = [
+            (c[2], c[3]) for scope in (MODULE_SCOPE, MAIN_SCOPE) for c in entry.calls.get(scope, ())
+            if c[0] == prefix + function
+        ]
+        if calls:
+            return min(calls)
+    if entry.main_block is not None:
+        return (entry.main_block[0], 0)
+    return (10**9, 0)
 
 
 # -- RPL101 ---------------------------------------------------------------------------
@@ -92,8 +145,8 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         missing = sorted((s for s in draws if s not in seeded), key=lambda s: order.get(s, 99))
         if not missing:
             return
-        fix = seeding_fix(ctx, program, missing)
         for source in missing:
+            fix = seeding_fix(ctx, program, source)
             all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
             entry_draws = [d for d in all_draws if d[0] is program.entry]
             if entry_draws:
@@ -157,10 +210,11 @@ def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 kw = inner.get("seed-kw", "seed")
                 if "bit-generator-arg" in inner:
                     kw = "seed"
+                program = next((p for p in ctx.programs if p.entry is info), None)
                 fix = Fix(
                     f"pass a seed to `{api.rsplit('.', 1)[-1]}`",
                     "safe",
-                    (AddKeyword(target, kw, "{seed}"), seed_spec(ctx, None, info, scope)),
+                    (AddKeyword(target, kw, "{seed}"), seed_spec(ctx, program, info, scope, at=ev.pos)),
                 )
             yield ctx.finding(
                 "RPL102", info, ev,

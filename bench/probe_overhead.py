@@ -1,0 +1,177 @@
+"""What recording costs: a small CPU training loop timed plain and under the probe's recorder.
+
+    python bench/probe_overhead.py [--steps N] [--repeat R] [--threads T] [--write bench/PROBE.md]
+
+Three in-process timings of the same loop (after one warm-up step each): plain, recorded
+with locations only (as in the deterministic-algorithms run), and recorded with
+fingerprints (as in the compared runs). Then the whole command, `repro-lint probe` on the
+same loop as a script (two compared runs plus the deterministic-algorithms run), against
+`python script.py`: that includes starting Python and importing torch in every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import torch  # noqa: E402
+
+from repro_lint import catalog  # noqa: E402
+from repro_lint.probe.frames import UserCode  # noqa: E402
+from repro_lint.probe.recorder import Recorder  # noqa: E402
+from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
+
+SCRIPT = '''
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+x = torch.randn(32, 1, 28, 28)
+y = torch.randint(0, 10, (32,))
+
+
+def step():
+    opt.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+
+
+if __name__ == "__main__":
+    for _ in range(STEPS):
+        step()
+'''
+
+
+def _workload(steps: int):
+    namespace: dict = {"__name__": "bench_workload"}
+    exec(compile(SCRIPT.replace("STEPS", str(steps)), str(ROOT / "bench" / "workload.py"), "exec"), namespace)
+    return namespace["step"]
+
+
+def _time_loop(step, steps: int, recorder=None) -> tuple[float, int]:
+    step()  # warm-up: first-call costs are not what is measured
+    if recorder is not None:
+        recorder.ops.clear()
+        with recorder:
+            step()
+        recorder.ops.clear()
+        start = time.perf_counter()
+        with recorder:
+            for _ in range(steps):
+                step()
+        return time.perf_counter() - start, len(recorder.ops)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return time.perf_counter() - start, 0
+
+
+def _recorder(fingerprints: bool) -> Recorder:
+    user = UserCode([str(ROOT / "bench" / "workload.py")])
+    audit = RngAudit(user, lambda: 0)
+    predict = prediction_table(catalog.load("nondeterministic_ops"))
+    return Recorder(user, audit, max_ops=10**9, fingerprints=fingerprints, predict=predict)
+
+
+def _best(fn, repeat: int) -> tuple[float, int]:
+    results = [fn() for _ in range(repeat)]
+    return min(r[0] for r in results), results[0][1]
+
+
+def _wall(command: list[str], repeat: int, threads: int) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS=str(threads))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: torch's)")
+    parser.add_argument("--write", type=Path, help="write the results as a markdown section to this file")
+    args = parser.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    step = _workload(args.steps)
+    plain, _ = _best(lambda: _time_loop(step, args.steps), args.repeat)
+    located, ops = _best(lambda: _time_loop(step, args.steps, _recorder(False)), args.repeat)
+    fingerprinted, _ = _best(lambda: _time_loop(step, args.steps, _recorder(True)), args.repeat)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "train.py"
+        script.write_text(SCRIPT.replace("STEPS", str(args.steps)))
+        python_wall = _wall([sys.executable, str(script)], args.repeat, args.threads)
+        probe = [sys.executable, "-m", "repro_lint", "probe", "--format", "json", "-o", str(Path(tmp) / "r.json"), str(script)]
+        probe_wall = _wall(probe, 1, args.threads)
+
+    rows = [
+        ("plain loop", plain, 1.0),
+        ("recorded, locations only", located, located / plain),
+        ("recorded, with fingerprints", fingerprinted, fingerprinted / plain),
+    ]
+    lines = [
+        "## Probe overhead",
+        "",
+        f"Measured {datetime.date.today().isoformat()} with "
+        f"`python bench/probe_overhead.py --steps {args.steps} --repeat {args.repeat} --threads {args.threads}`",
+        f"on {_cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__},",
+        f"{args.threads} torch thread(s), load average {os.getloadavg()[0]:.1f} when it finished (a shared machine:",
+        "absolute times vary with the load; the relative cost of recording is what to read).",
+        f"Workload: a two-layer conv net, batch 32 of 28×28, Adam, {args.steps} steps, "
+        f"{ops // args.steps} aten ops per step (forward, backward, optimizer).",
+        "",
+        "| Loop | Time for all steps | Per op | Relative |",
+        "|---|---|---|---|",
+    ]
+    for name, seconds, factor in rows:
+        lines.append(f"| {name} | {seconds:.3f} s | {seconds / ops * 1e6:.0f} µs | {factor:.1f}× |")
+    lines += [
+        "",
+        f"Whole commands: `python train.py` {python_wall:.1f} s (median of {args.repeat}); "
+        f"`repro-lint probe train.py` {probe_wall:.1f} s (three runs: two compared, one with deterministic "
+        "algorithms; each starts Python and imports torch).",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        args.write.write_text("# Probe benchmarks\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()

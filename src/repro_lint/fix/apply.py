@@ -1,0 +1,513 @@
+"""Applying fixes to one file's text with libcst, keeping its formatting and comments.
+
+Every edit operation of `repro_lint.fix.edits` is implemented here, once, for every rule.
+All edits of a round are located in the original tree (positions of the `ast` layer),
+planned, and applied in one transformation:
+- statements to insert are gathered per insertion point (a block and an index in it) and
+  come out as one block: new imports first, then the `SEED` constant, added functions,
+  and inserted statements by `order`, then by the order of the findings;
+- an `InsertStatements` with a `key` is inserted once however many findings ask for it;
+- statements moved into a function keep their comments, and the edits inside them;
+- blank lines follow the file's layout: a blank line between the imports and what is
+  added after them, two around added functions, none inside bodies.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from repro_lint.findings import Fix
+from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
+from repro_lint.fix.imports import OTHER, Context, Imports
+from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
+
+SEED_NAME = "SEED"
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}")
+_ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
+_IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
+
+
+class FixError(Exception):
+    """A fix that cannot be applied to this file (reported with the rule code)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class _Item:
+    group: int
+    order: int
+    seq: int
+    stmts: list
+    style: str  # "import", "section" (after the imports), "before" (an anchor), "plain"
+    section: int = OTHER
+    name: str = ""
+
+
+@dataclass
+class _Point:
+    block: cst.CSTNode
+    index: int
+    items: list = field(default_factory=list)
+
+
+def _blank() -> cst.EmptyLine:
+    return cst.EmptyLine(indent=False, whitespace=cst.SimpleWhitespace(""), comment=None)
+
+
+def _blank_prefix(stmt: cst.CSTNode) -> int:
+    n = 0
+    for line in getattr(stmt, "leading_lines", ()):
+        if line.comment is not None:
+            break
+        n += 1
+    return n
+
+
+def _with_blank_prefix(stmt, n: int):
+    lines = list(stmt.leading_lines)
+    rest = lines[_blank_prefix(stmt):]
+    return stmt.with_changes(leading_lines=[_blank() for _ in range(n)] + rest)
+
+
+def _is_def(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, (cst.FunctionDef, cst.ClassDef))
+
+
+def _parse_statements(code: str, fix_code: str) -> list:
+    try:
+        return list(cst.parse_module(code if code.endswith("\n") else code + "\n").body)
+    except cst.ParserSyntaxError as exc:
+        raise FixError(fix_code, f"fix code does not parse: {code.strip()!r} ({exc.message})") from exc
+
+
+def _parse_expression(code: str, fix_code: str) -> cst.BaseExpression:
+    try:
+        return cst.parse_expression(code)
+    except cst.ParserSyntaxError as exc:
+        raise FixError(fix_code, f"fix code does not parse: {code!r} ({exc.message})") from exc
+
+
+class Planner:
+    """Collects the edits of one round for one file, then applies them all at once."""
+
+    def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict) -> None:
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError as exc:
+            raise FixError("RPL001", f"cannot parse the file to fix it: {exc.message}") from exc
+        self.layout = Layout.of(module)
+        self.module = self.layout.module
+        self.default_seed = default_seed
+        self.imports = Imports(self.layout, project_roots, aliases)
+        self.points: dict[tuple, _Point] = {}
+        self.removals: dict[int, set] = {}
+        self.blocks: dict[int, cst.CSTNode] = {}
+        self.keywords: dict[int, list] = {}
+        self.replacements: dict[int, cst.BaseExpression] = {}
+        self.moved: dict[int, cst.BaseStatement] = {}  # id -> original node, filled in build()
+        self.keys: set = set()
+        self.seen_edits: set = set()
+        self.seed_constant: Optional[str] = None
+        self.seed_roots: set = set()
+        self.seq = 0
+        self.import_end = self.layout.import_block()[1]
+
+    # -- contexts and templates ------------------------------------------------------
+    def _functions(self, qual: Optional[str]) -> tuple:
+        if qual is None:
+            return ()
+        fn = self.layout.functions.get(qual)
+        return (qual, *(fn.parents if fn else ()))
+
+    def _module_level(self, index: int) -> Context:
+        return Context((), 0, index, False)
+
+    def _statement_context(self, st: BodyStatement, after: bool) -> Context:
+        line = st.end[0] + 1 if after else st.start[0]
+        if st.function is not None:
+            return Context(self._functions(st.function), line, st.top, True)
+        if isinstance(st.block, cst.Module):
+            return Context((), line, st.index + (1 if after else 0), False)
+        return Context((), line, st.top, False)
+
+    def _seed(self, spec: Optional[SeedSpec], ctx: Context) -> str:
+        spec = spec or SeedSpec(None, self.default_seed)
+        if spec.expr is not None:
+            return spec.expr
+        bindings = [b for b in self.layout.module_bindings.get(SEED_NAME, ()) if not b.in_main]
+        if bindings:
+            return SEED_NAME
+        if self.seed_constant is None:
+            self.seed_constant = spec.value
+            stmts = _parse_statements(f"{SEED_NAME} = {spec.value}\n", "seed")
+            self._add_item(self.module, self.import_end, _Item(_CONSTANT, 0, self._next(), stmts, "section"))
+        return SEED_NAME
+
+    def expand(self, template: str, spec: Optional[SeedSpec], ctx: Context, local_ok: bool, code: str = "") -> tuple[str, list]:
+        """Fill in `{seed}` and `{mod:X}`; returns the code and local import statements to put first.
+
+        `self.seed_roots` collects the names the seed expressions start with."""
+        local: list[str] = []
+
+        def fill(match: re.Match) -> str:
+            if match.group(1) == "seed":
+                expr = self._seed(spec, ctx)
+                root = _ROOT_NAME.match(expr)
+                if root:
+                    self.seed_roots.add(root.group(0))
+                    if not ctx.late and not self._defined_before(root.group(0), ctx.top):
+                        raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
+                return expr
+            expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
+            if stmt and stmt not in local:
+                local.append(stmt)
+            return expr
+
+        return _PLACEHOLDER.sub(fill, template), local
+
+    # -- points ----------------------------------------------------------------------
+    def _next(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def _add_item(self, block: cst.CSTNode, index: int, item: _Item) -> None:
+        self.blocks[id(block)] = block
+        point = self.points.setdefault((id(block), index), _Point(block, index))
+        point.items.append(item)
+
+    def _body_start(self, qual: str, code: str) -> tuple[cst.CSTNode, int, Context]:
+        fn = self.layout.functions.get(qual)
+        if fn is None:
+            raise FixError(code, f"function `{qual}` not found")
+        body = fn.node.body
+        index = function_body_start(fn.node)
+        if isinstance(body, cst.IndentedBlock):
+            # after the function's own leading imports, so that the names they bind are usable
+            while index < len(body.body) and is_import_line(body.body[index]):
+                index += 1
+        first = body.body[index] if isinstance(body, cst.IndentedBlock) and index < len(body.body) else None
+        line = self.layout.positions[id(first)][0][0] if first is not None and id(first) in self.layout.positions else 0
+        return body, index, Context(self._functions(qual), line, 0, True)
+
+    # -- edits -----------------------------------------------------------------------
+    def add(self, fix: Fix, code: str) -> None:
+        spec = next((e for e in fix.edits if isinstance(e, SeedSpec)), None)
+        for edit in fix.edits:
+            if isinstance(edit, SeedSpec):
+                continue
+            if edit in self.seen_edits:
+                continue  # the same edit carried by several findings
+            self.seen_edits.add(edit)
+            if isinstance(edit, AddKeyword):
+                self._add_keyword(edit, spec, code)
+            elif isinstance(edit, ReplaceExpression):
+                self._replace(edit, spec, code)
+            elif isinstance(edit, InsertStatements):
+                self._insert(edit, spec, code)
+            elif isinstance(edit, MoveStatements):
+                self._move(edit, spec, code)
+            elif isinstance(edit, EnsureFunction):
+                self._ensure_function(edit, spec, code)
+            else:
+                raise FixError(code, f"unknown edit operation {type(edit).__name__}")
+
+    def _expression_context(self, span: tuple) -> Context:
+        st = self.layout.statement_at(span)
+        if st is None:
+            return self._module_level(len(self.module.body))
+        ctx = self._statement_context(st, after=False)
+        return Context(ctx.functions, span[0], ctx.top, ctx.late)
+
+    def _add_keyword(self, edit: AddKeyword, spec, code: str) -> None:
+        call = self.layout.expression_at(edit.call, cst.Call)
+        if call is None:
+            raise FixError(code, f"call at {edit.call[0]}:{edit.call[1] + 1} not found")
+        assert isinstance(call, cst.Call)
+        pending = self.keywords.setdefault(id(call), [])
+        if any(a.keyword is not None and a.keyword.value == edit.name for a in call.args) or any(n == edit.name for n, _ in pending):
+            return
+        value, _ = self.expand(edit.value, spec, self._expression_context(edit.call), local_ok=False, code=code)
+        pending.append((edit.name, _parse_expression(value, code)))
+
+    def _replace(self, edit: ReplaceExpression, spec, code: str) -> None:
+        node = self.layout.expression_at(edit.span)
+        if node is None:
+            raise FixError(code, f"expression at {edit.span[0]}:{edit.span[1] + 1} not found")
+        value, _ = self.expand(edit.code, spec, self._expression_context(edit.span), local_ok=False, code=code)
+        self.replacements[id(node)] = _parse_expression(value, code)
+
+    def _insert(self, edit: InsertStatements, spec, code: str) -> None:
+        if edit.key:
+            if edit.key in self.keys:
+                return
+            self.keys.add(edit.key)
+        style = "plain"
+        if edit.where in ("after", "before"):
+            if edit.anchor is None:
+                raise FixError(code, f"`{edit.where}` insertion without an anchor")
+            st = self.layout.statement_at(edit.anchor)
+            if st is None:
+                raise FixError(code, f"statement at line {edit.anchor[0]} not found")
+            after = edit.where == "after"
+            block, index, ctx = st.block, st.index + (1 if after else 0), self._statement_context(st, after)
+            style = "plain" if after else "before"
+        elif edit.where == "body-start":
+            if not edit.function:
+                raise FixError(code, "`body-start` insertion without a function")
+            block, index, ctx = self._body_start(edit.function, code)
+        elif edit.where == "main-start":
+            guard = self.layout.main_guard
+            if guard is None:
+                raise FixError(code, "no `if __name__ == \"__main__\":` block")
+            block, index, ctx = guard.body, 0, Context((), 0, self.layout.main_index, False)
+        elif edit.where == "after-imports":
+            index = self.import_end
+            if "{seed}" in edit.code:
+                # code that uses a module constant assigned below the imports goes after it
+                root = _ROOT_NAME.match(self._seed(spec, Context((), 0, index, True)))
+                at = self._assigned_at(root.group(0)) if root else None
+                if at is not None and at >= index and not self._defined_before(root.group(0), index):
+                    index = at + 1
+            block, ctx, style = self.module, self._module_level(index), "section"
+        else:
+            raise FixError(code, f"unknown insertion point `{edit.where}`")
+        text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
+        stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+        point = self.points.get((id(block), index))
+        if not edit.key and point is not None and any(
+            [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
+        ):
+            return
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style))
+
+    def _assigned_at(self, name: str) -> Optional[int]:
+        """Module-level statement index of the first assignment of a module constant."""
+        tops = [b.top for b in self.layout.module_bindings.get(name, ()) if not b.in_main and b.kind == "other"]
+        return min(tops) if tops else None
+
+    def _defined_before(self, name: str, top: int) -> bool:
+        """False when `name` is a module constant assigned only at or after module statement `top`."""
+        bindings = [b for b in self.layout.module_bindings.get(name, ()) if not b.in_main]
+        return not bindings or any(b.top < top for b in bindings)
+
+    def _move(self, edit: MoveStatements, spec, code: str) -> None:
+        block, index, ctx = self._body_start(edit.function, code)
+        moved = []
+        for span in edit.stmts:
+            st = self.layout.statement_at(span)
+            if st is None or st.start != (span[0], span[1]):
+                raise FixError(code, f"statement at line {span[0]} not found")
+            if id(st.node) in self.moved:
+                continue
+            self.moved[id(st.node)] = st.node
+            self.blocks[id(st.block)] = st.block
+            self.removals.setdefault(id(st.block), set()).add(st.index)
+            moved.append(st.node)
+        stmts = []
+        if edit.prelude:
+            text, local = self.expand(edit.prelude, spec, ctx, local_ok=True, code=code)
+            stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+        self._add_item(block, index, _Item(_STATEMENTS, -1, self._next(), stmts + moved, "plain"))
+
+    def _ensure_function(self, edit: EnsureFunction, spec, code: str) -> None:
+        key = f"function:{edit.name}"
+        if edit.name in self.layout.module_bindings or key in self.keys:
+            return
+        self.keys.add(key)
+        ctx = Context((), 0, self.import_end, True)
+        text, _ = self.expand(edit.code, spec, ctx, local_ok=False, code=code)
+        stmts = _parse_statements(text, code)
+        self._add_item(self.module, self.import_end, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
+
+    # -- applying --------------------------------------------------------------------
+    def build(self) -> str:
+        for imp in self.imports.new:
+            index = self.imports.placement(imp)
+            stmt = cst.parse_statement(imp.code + "\n")
+            self._add_item(
+                self.module, index,
+                _Item(_IMPORTS, self.imports.section(imp.module), 0, [stmt], "import", self.imports.section(imp.module), imp.module.lower()),
+            )
+        if self.moved:
+            inner = _Transformer(self, blocks=False)
+            for point in self.points.values():
+                for item in point.items:
+                    item.stmts = [
+                        _strip_blank_lines(s.visit(inner)) if id(s) in self.moved else s for s in item.stmts
+                    ]
+        return self.module.visit(_Transformer(self, blocks=True)).code
+
+
+def _strip_blank_lines(stmt):
+    lines = [ln for ln in stmt.leading_lines if ln.comment is not None]
+    return stmt.with_changes(leading_lines=lines)
+
+
+class _Transformer(cst.CSTTransformer):
+    def __init__(self, plan: Planner, blocks: bool) -> None:
+        super().__init__()
+        self.plan = plan
+        self.with_blocks = blocks
+
+    def on_leave(self, original, updated):
+        plan = self.plan
+        oid = id(original)
+        if oid in plan.keywords and plan.keywords[oid]:
+            updated = _with_keywords(updated, plan.keywords[oid], plan.module.default_indent)
+        if oid in plan.replacements:
+            updated = _replacement(updated, plan.replacements[oid])
+        if self.with_blocks and oid in plan.blocks:
+            updated = self._block(original, updated)
+        return updated
+
+    def _block(self, original, updated):
+        plan = self.plan
+        points = {index: p for (bid, index), p in plan.points.items() if bid == id(original)}
+        removed = plan.removals.get(id(original), set())
+        is_module = isinstance(original, cst.Module)
+        if isinstance(updated, cst.SimpleStatementSuite):
+            small = list(updated.body)
+            small[-1] = small[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            body = [cst.SimpleStatementLine(body=small)]
+            header = updated.trailing_whitespace
+        else:
+            body = list(updated.body)
+            header = None
+        out: list = []
+        pending_blank = 0  # blank lines of removed statements, handed to the next one kept
+        for index in range(len(body) + 1):
+            nxt = body[index] if index < len(body) else None
+            point = points.get(index)
+            if point is not None:
+                inserted, nxt = self._assemble(point, out, nxt, is_module)
+                out.extend(inserted)
+            if nxt is None:
+                continue
+            if index in removed:
+                pending_blank = max(pending_blank, _blank_prefix(nxt))
+                continue
+            if pending_blank and _blank_prefix(nxt) < pending_blank and out:
+                nxt = _with_blank_prefix(nxt, pending_blank)
+            pending_blank = 0
+            out.append(nxt)
+        if not out and not is_module:
+            out = [cst.SimpleStatementLine(body=[cst.Pass()])]
+        if header is not None:
+            return cst.IndentedBlock(body=out, header=header)
+        return updated.with_changes(body=out)
+
+    def _assemble(self, point: _Point, before: list, nxt, is_module: bool):
+        """The statements inserted at a point, with tidy blank lines; and the next statement
+        (its blank lines adjusted)."""
+        imports = sorted((i for i in point.items if i.group == _IMPORTS), key=lambda i: (i.section, i.name))
+        others = sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+        sections = self.plan.imports
+        out: list = []
+        prev = before[-1] if before else None
+        prev_section = sections.section_of_statement(prev) if is_module else -1
+        for item in imports:
+            stmt = item.stmts[0]
+            blank = 1 if prev is not None and prev_section != item.section else 0
+            out.append(_with_blank_prefix(stmt, blank))
+            prev, prev_section = stmt, item.section
+        first_other = True
+        for item in others:
+            for j, stmt in enumerate(item.stmts):
+                if is_module and _is_def(stmt):
+                    blank = 2 if (prev is not None) else 0
+                elif is_module and prev is not None and _is_def(prev):
+                    blank = 2
+                elif first_other and item.style == "section" and prev is not None:
+                    blank = 1
+                elif first_other and item.style == "before" and nxt is not None:
+                    blank = _blank_prefix(nxt)
+                    nxt = _with_blank_prefix(nxt, 0)
+                elif j == 0 and first_other:
+                    blank = -1  # keep its own (moved statements keep their comments)
+                else:
+                    blank = -1
+                if blank >= 0:
+                    stmt = _with_blank_prefix(stmt, blank)
+                out.append(stmt)
+                prev = stmt
+                first_other = False
+        if nxt is not None and out:
+            last = out[-1]
+            if is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
+                nxt = _with_blank_prefix(nxt, 2)
+            elif is_module and not others and imports:
+                nxt_section = sections.section_of_statement(nxt)
+                if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1:
+                    nxt = _with_blank_prefix(nxt, 1)
+                elif nxt_section == imports[-1].section and imports[0].section == nxt_section:
+                    # joining the section of the next import: its header comments move up
+                    out[0] = out[0].with_changes(leading_lines=list(nxt.leading_lines))
+                    nxt = nxt.with_changes(leading_lines=[])
+        return out, nxt
+
+
+_ATOMIC = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+    cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Ellipsis,
+    cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+)
+
+
+def _replacement(updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    lpar = getattr(updated, "lpar", ())
+    if lpar:
+        return new.with_changes(lpar=updated.lpar, rpar=updated.rpar)  # type: ignore[attr-defined]
+    if isinstance(updated, _ATOMIC) and not isinstance(new, _ATOMIC):
+        return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return new
+
+
+def _plain_whitespace(ws):
+    """Whitespace after a comma, without the comment it may carry (it must not be copied)."""
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        return ws.with_changes(
+            first_line=cst.TrailingWhitespace(), empty_lines=[],
+        )
+    return ws
+
+
+def _with_keywords(call: cst.Call, keywords: list, indent: str) -> cst.Call:
+    args = list(call.args)
+    for name, value in keywords:
+        new = cst.Arg(
+            value=value, keyword=cst.Name(name),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        )
+        if not args:
+            before = call.whitespace_before_args
+            if isinstance(before, cst.ParenthesizedWhitespace):
+                # `f(\n    # comment\n)`: the argument on its own line, `)` stays on its own
+                closing = before.last_line
+                call = call.with_changes(whitespace_before_args=before.with_changes(last_line=cst.SimpleWhitespace(closing.value + indent)))
+                new = new.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(indent=before.indent, last_line=closing)))
+            args.append(new)
+            continue
+        last = args[-1]
+        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
+            between = _plain_whitespace(args[-2].comma.whitespace_after)
+        else:
+            between = cst.SimpleWhitespace(" ")
+        if isinstance(last.comma, cst.Comma):
+            # a trailing comma: the new argument takes it, on a line of its own like the others
+            if not isinstance(between, cst.ParenthesizedWhitespace) and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+                between = _plain_whitespace(call.whitespace_before_args)
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before, whitespace_after=between))
+            args.append(new.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace(""))))
+        else:
+            # what followed the last argument (a comment, the line break before `)`) follows the new one
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=between), whitespace_after_arg=cst.SimpleWhitespace(""))
+            args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+    return call.with_changes(args=args)

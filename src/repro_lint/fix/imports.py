@@ -1,0 +1,221 @@
+"""Ensure-import: how code inserted at some point can name a module, importing it if needed.
+
+An existing import is reused (`import numpy as np` makes `{mod:numpy}` read `np`), if it
+runs before the inserted code and no local name shadows it there. Otherwise a new import
+goes into the module's leading import block, in its style: in the section it belongs to
+(`__future__`, standard library, third party, project), at its alphabetical place when
+that section is sorted, with the conventional alias (`np`) when that name is free.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
+
+FUTURE, STDLIB, THIRD_PARTY, PROJECT, OTHER = range(5)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where inserted code runs: enclosing functions (innermost first, empty at module
+    level), its line, the index of the module-level statement it runs before (or within),
+    and whether it runs only after the whole module has executed (inside a function)."""
+
+    functions: tuple = ()
+    line: int = 0
+    top: int = 0
+    late: bool = False
+
+
+@dataclass
+class NewImport:
+    module: str
+    alias: Optional[str]
+    name: str  # the local name it binds
+
+    @property
+    def code(self) -> str:
+        return f"import {self.module} as {self.alias}" if self.alias else f"import {self.module}"
+
+    @property
+    def expr(self) -> str:
+        return self.alias or self.module
+
+
+def _bound_module(b: Binding) -> Optional[str]:
+    """The module a binding makes its name refer to (None: not a module we know)."""
+    if b.kind == "import-sub":
+        return b.module.split(".", 1)[0] if b.module else None
+    return b.module if b.kind == "import" else None
+
+
+class Imports:
+    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict) -> None:
+        self.layout = layout
+        self.project_roots = project_roots
+        self.aliases = aliases
+        self.new: list[NewImport] = []
+
+    # -- naming a module -------------------------------------------------------------
+    def ref(self, module: str, ctx: Context, local_ok: bool) -> tuple[str, Optional[str]]:
+        """(expression naming `module` at `ctx`, a local import statement to insert first or None)."""
+        for name, expr, binding in self._existing(module):
+            if not (ctx.late or binding.top < ctx.top):
+                continue
+            verdict = self._shadow(name, ctx, module)
+            if verdict == "free":
+                return expr, None
+            if verdict == "local-import" and local_ok:
+                return expr, self._local_import(name, module, binding)
+        for imp in self.new:
+            if imp.module == module and self._shadow(imp.name, ctx, module) == "free":
+                return imp.expr, None
+        local = self._local(module, ctx)
+        if local is not None:
+            name, binding = local
+            if any(b.line < ctx.line for b in self.layout.functions[ctx.functions[0]].bindings[name]):
+                return name, None
+            if local_ok:
+                return name, self._local_import(name, module, binding)
+        imp = self._plan(module, ctx)
+        self.new.append(imp)
+        return imp.expr, None
+
+    def _existing(self, module: str):
+        """Module-level imports that name `module`, best first: (name, expression, binding)."""
+        found = []
+        for name, bindings in self.layout.module_bindings.items():
+            for b in bindings:
+                if b.in_main or b.module is None:
+                    continue
+                if b.module != module:
+                    continue
+                if b.kind == "import-sub":
+                    found.append((1, b.top, name, module, b))
+                else:
+                    found.append((0 if b.kind == "import" else 2, b.top, name, name, b))
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [(name, expr, b) for _, _, name, expr, b in found]
+
+    def _local(self, module: str, ctx: Context) -> Optional[tuple[str, Binding]]:
+        """A name that the innermost function binds only by importing `module`."""
+        if not ctx.functions or ctx.functions[0] not in self.layout.functions:
+            return None
+        fn = self.layout.functions[ctx.functions[0]]
+        for name, bindings in sorted(fn.bindings.items()):
+            if name in fn.globals:
+                continue
+            if all(b.kind in ("import", "import-sub", "from") for b in bindings):
+                usable = [b for b in bindings if b.module == module and b.kind != "import-sub"]
+                if usable:
+                    return name, usable[0]
+        return None
+
+    def _shadow(self, name: str, ctx: Context, module: str) -> str:
+        """"free" when `name` at ctx is the module-level name; "local-import" when the
+        innermost function imports the same module under that name only later; else "taken"."""
+        for depth, qual in enumerate(ctx.functions):
+            fn = self.layout.functions.get(qual)
+            if fn is None:
+                continue
+            if name in fn.globals:
+                return "free"
+            bindings = fn.bindings.get(name)
+            if not bindings:
+                continue
+            if depth == 0 and all(b.module == module and b.kind in ("import", "import-sub", "from") for b in bindings):
+                return "free" if any(b.line < ctx.line for b in bindings) else "local-import"
+            return "taken"
+        return "free"
+
+    @staticmethod
+    def _local_import(name: str, module: str, binding: Binding) -> str:
+        if binding.kind == "import-sub":
+            return f"import {module}"
+        if binding.kind == "from":
+            parent, _, leaf = module.rpartition(".")
+            return f"from {parent} import {leaf}" + (f" as {name}" if name != leaf else "")
+        return f"import {module}" + (f" as {name}" if name != module else "")
+
+    def _taken(self, name: str, ctx: Context, module: str) -> bool:
+        """Whether binding `name` to `module` would clash with another use of the name."""
+        bindings = self.layout.module_bindings.get(name, ())
+        if any(_bound_module(b) != module for b in bindings) or any(imp.name == name for imp in self.new):
+            return True
+        return any(name in self.layout.functions[q].bindings for q in ctx.functions if q in self.layout.functions)
+
+    def _plan(self, module: str, ctx: Context) -> NewImport:
+        root = module.split(".", 1)[0]
+        conventional = self.aliases.get(module)
+        if conventional and not self._taken(conventional, ctx, module):
+            return NewImport(module, conventional, conventional)
+        if not self._taken(root, ctx, root if "." in module else module):
+            return NewImport(module, None, root)
+        alias = "_" + module.replace(".", "_")
+        while self._taken(alias, ctx, module):
+            alias = "_" + alias
+        return NewImport(module, alias, alias)
+
+    # -- placing new imports ---------------------------------------------------------
+    def section(self, module: str, level: int = 0) -> int:
+        root = module.split(".", 1)[0]
+        if level:
+            return PROJECT
+        if root == "__future__":
+            return FUTURE
+        if root in sys.stdlib_module_names:
+            return STDLIB
+        if root in self.project_roots:
+            return PROJECT
+        return THIRD_PARTY
+
+    def statement_section(self, stmt: cst.CSTNode) -> tuple[int, str, str]:
+        """(section, "import"/"from"/"", module name) of a statement of the import block."""
+        if not is_import_line(stmt):
+            return OTHER, "", ""
+        first = stmt.body[0]  # type: ignore[attr-defined]
+        if isinstance(first, cst.Import):
+            name = first.names[0].evaluated_name
+            return self.section(name), "import", name
+        name = dotted(first.module) if first.module is not None else ""
+        return self.section(name, len(first.relative)), "from", name
+
+    def placement(self, imp: NewImport) -> int:
+        """Index in the module body before which the new import goes."""
+        start, end = self.layout.import_block()
+        body = self.layout.module.body
+        mine = self.section(imp.module)
+        key = imp.module.lower()
+        lines = [(i, *self.statement_section(body[i])) for i in range(start, end)]
+        same = [ln for ln in lines if ln[1] == mine]
+        if same:
+            plain = [ln for ln in same if ln[2] == "import"]
+            pool = plain or same
+            names = [ln[3].lower() for ln in pool]
+            if names == sorted(names):
+                for ln in pool:
+                    if ln[3].lower() > key:
+                        return ln[0]
+                return pool[-1][0] + 1
+            return same[-1][0] + 1
+        for ln in lines:
+            if ln[1] != OTHER and ln[1] > mine:
+                return ln[0]
+        after = [ln for ln in lines if ln[1] != OTHER and ln[1] < mine]
+        if after:
+            return after[-1][0] + 1
+        if mine == FUTURE:
+            return start
+        return end if lines else start
+
+    def section_of_statement(self, stmt: Optional[cst.CSTNode]) -> int:
+        if stmt is None:
+            return -1
+        if is_docstring(stmt):
+            return OTHER
+        return self.statement_section(stmt)[0]

@@ -1,0 +1,338 @@
+"""Where things are in a libcst tree, in the `ast` layer's coordinates.
+
+Detection reports positions as 1-based lines and 0-based character columns; libcst's
+`PositionProvider` uses the same convention, so spans map to nodes by equality or
+containment. One visit records what the edit operations need: the statements of every
+block (module, indented blocks) with their positions, expressions by span, functions by
+qualified name (as `extract` names them: `Class.method`, `outer.inner`), the `__main__`
+block, and the names each scope binds (for reusing import aliases safely).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+Pos = tuple[int, int]
+
+
+@dataclass
+class BodyStatement:
+    node: cst.BaseStatement
+    block: cst.CSTNode  # cst.Module, cst.IndentedBlock
+    index: int
+    start: Pos
+    end: Pos
+    function: Optional[str]  # innermost enclosing function (None at module level / class body)
+    top: int  # index of the module-level statement that holds it
+
+
+@dataclass
+class Binding:
+    name: str
+    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]), "other"
+    module: Optional[str]  # what an import binds: X, or P.N for a from-import
+    line: int
+    top: int  # module-level statement index (module bindings)
+    in_main: bool = False
+
+
+@dataclass
+class FunctionFacts:
+    node: cst.FunctionDef
+    qual: str
+    parents: tuple  # enclosing function quals, innermost first
+    bindings: dict = field(default_factory=dict)  # name -> [Binding]
+    globals: set = field(default_factory=set)
+
+
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def is_import_line(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and bool(stmt.body) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
+
+
+def is_main_guard(stmt: cst.CSTNode) -> bool:
+    if not isinstance(stmt, cst.If) or not isinstance(stmt.test, cst.Comparison):
+        return False
+    test = stmt.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
+    strings = [s for s in sides if isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__"]
+    return bool(names and strings)
+
+
+def dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def target_names(node: cst.CSTNode):
+    """Names bound by an assignment target."""
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            yield from target_names(el.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from target_names(node.value)
+
+
+class Layout(cst.CSTVisitor):
+    """Index of a parsed module. Build with `Layout.of(module)`; use `.module` afterwards
+    (the metadata wrapper works on its own copy of the tree)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    @classmethod
+    def of(cls, module: cst.Module) -> "Layout":
+        wrapper = MetadataWrapper(module)
+        layout = cls(wrapper.module)
+        wrapper.visit(layout)
+        return layout
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.statements: list[BodyStatement] = []
+        self.expressions: dict[tuple, list[cst.BaseExpression]] = {}
+        self.functions: dict[str, FunctionFacts] = {}
+        self.module_bindings: dict[str, list[Binding]] = {}
+        self.main_guard: Optional[cst.If] = None
+        self.main_index = -1
+        self.positions: dict[int, tuple[Pos, Pos]] = {}
+        self._scopes: list[tuple[str, Optional[FunctionFacts]]] = []  # ("function"|"class", facts)
+        self._names: list[str] = []
+        self._top = 0
+        self._top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
+        self._in_main = False
+
+    # -- helpers ---------------------------------------------------------------------
+    def _pos(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
+        rng = self.get_metadata(PositionProvider, node)
+        return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+    def _function(self) -> Optional[FunctionFacts]:
+        for kind, facts in reversed(self._scopes):
+            if kind == "function":
+                return facts
+            return None  # a class body is not its enclosing function's scope
+        return None
+
+    def _bind(self, name: str, kind: str = "other", module: Optional[str] = None, node: Optional[cst.CSTNode] = None) -> None:
+        line = self._pos(node)[0][0] if node is not None else 0
+        if self._scopes and self._scopes[-1][0] == "class":
+            return
+        fn = self._function()
+        binding = Binding(name, kind, module, line, self._top, self._in_main)
+        if fn is not None:
+            fn.bindings.setdefault(name, []).append(binding)
+        elif not self._scopes:
+            self.module_bindings.setdefault(name, []).append(binding)
+
+    def _record_block(self, block: cst.CSTNode, body) -> None:
+        fn = self._function()
+        for i, stmt in enumerate(body):
+            start, end = self._pos(stmt)
+            self.positions[id(stmt)] = (start, end)
+            top = i if isinstance(block, cst.Module) else self._top
+            self.statements.append(BodyStatement(stmt, block, i, start, end, fn.qual if fn else None, top))
+
+    # -- visiting --------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not self._scopes:
+            self._top = self._top_index.get(id(node), self._top)
+        if isinstance(node, cst.BaseExpression):
+            start, end = self._pos(node)
+            self.expressions.setdefault((*start, *end), []).append(node)
+        return super().on_visit(node)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._record_block(node, node.body)
+        for i, stmt in enumerate(node.body):
+            if is_main_guard(stmt):
+                self.main_guard = stmt  # type: ignore[assignment]
+                self.main_index = i
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._record_block(node, node.body)
+
+    def visit_If(self, node: cst.If) -> None:
+        if node is self.main_guard:
+            self._in_main = True
+
+    def leave_If(self, node: cst.If) -> None:
+        if node is self.main_guard:
+            self._in_main = False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, node=node)
+        self._scopes.append(("class", None))
+        self._names.append(node.name.value)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.pop()
+        self._names.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value, node=node)
+        parents = tuple(f.qual for k, f in reversed(self._scopes) if k == "function" and f is not None)
+        self._names.append(node.name.value)
+        qual = ".".join(self._names)
+        facts = FunctionFacts(node, qual, parents)
+        self.functions[qual] = facts
+        self._scopes.append(("function", facts))
+        params = node.params
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self._bind(p.name.value, node=p)
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self._bind(p.name.value, node=p)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+        self._names.pop()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = alias.evaluated_name
+            if alias.asname is not None:
+                self._bind(alias.evaluated_alias or name, "import", name, node)
+            else:
+                root = name.split(".", 1)[0]
+                self._bind(root, "import", root, node)
+                if root != name:  # `import a.b` also makes `a.b` usable
+                    self._bind(root, "import-sub", name, node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = dotted(node.module) if node.module is not None else ""
+        absolute = not node.relative
+        for alias in node.names:
+            name = alias.evaluated_name
+            local = alias.evaluated_alias or name
+            self._bind(local, "from" if absolute and base else "other", f"{base}.{name}" if absolute and base else None, node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for name in target_names(node.target):
+            self._bind(name, node=node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        for name in target_names(node.target):
+            self._bind(name, node=node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        for name in target_names(node.target):
+            self._bind(name, node=node)
+
+    def visit_For(self, node: cst.For) -> None:
+        for name in target_names(node.target):
+            self._bind(name, node=node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in target_names(node.asname.name):
+                self._bind(name, node=node)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            for name in target_names(node.name.name):
+                self._bind(name, node=node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        for name in target_names(node.target):
+            self._bind(name, node=node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        fn = self._function()
+        if fn is not None:
+            fn.globals.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.visit_Global(node)  # type: ignore[arg-type]
+
+    # -- queries ---------------------------------------------------------------------
+    def statement_at(self, span: tuple) -> Optional[BodyStatement]:
+        """The innermost block statement that holds the span (a statement or an expression)."""
+        start, end = (span[0], span[1]), (span[2], span[3])
+        best = None
+        for st in self.statements:
+            if st.start <= start and end <= st.end:
+                if best is None or (st.start, _neg(st.end)) >= (best.start, _neg(best.end)):
+                    best = st
+        return best
+
+    def expression_at(self, span: tuple, kind: type = cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The outermost expression of type `kind` with exactly this span."""
+        for node in self.expressions.get(tuple(span[:4]), ()):
+            if isinstance(node, kind):
+                return node
+        return None
+
+    def import_block(self) -> tuple[int, int]:
+        """(first, end) indices of the module's leading import block, after the docstring.
+
+        The block holds import lines and `try:` blocks made only of imports, and may begin
+        with module metadata (`__all__ = [...]`); with no imports it is empty and starts after
+        the docstring (`__future__` imports are imports)."""
+        body = self.module.body
+        start = 1 if body and is_docstring(body[0]) else 0
+        end = start
+        i = start
+        while i < len(body):
+            stmt = body[i]
+            if is_import_line(stmt) or (
+                isinstance(stmt, cst.Try)
+                and isinstance(stmt.body, cst.IndentedBlock)
+                and all(is_import_line(s) for s in stmt.body.body)
+            ):
+                i += 1
+                end = i
+            elif _is_dunder_assignment(stmt):
+                i += 1
+            else:
+                break
+        if end == start:
+            return start, start
+        first = start
+        while first < end and _is_dunder_assignment(body[first]):
+            first += 1
+        return first, end
+
+
+def _is_dunder_assignment(stmt: cst.CSTNode) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target] if isinstance(small, cst.AnnAssign) else []
+    return bool(targets) and all(isinstance(t, cst.Name) and t.value.startswith("__") and t.value.endswith("__") for t in targets)
+
+
+def _neg(pos: Pos) -> Pos:
+    return (-pos[0], -pos[1])
+
+
+def function_body_start(fn: cst.FunctionDef) -> int:
+    """Index in the function's body where statements go first: after its docstring."""
+    body = fn.body
+    if isinstance(body, cst.IndentedBlock) and body.body and is_docstring(body.body[0]):
+        return 1
+    return 0

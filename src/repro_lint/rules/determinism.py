@@ -1,0 +1,550 @@
+"""RPL4xx: deterministic execution, for programs that show determinism intent.
+
+RPL401–RPL404 are about the switches (cuDNN flags, deterministic algorithms, the cuBLAS
+workspace); RPL405, calls of nondeterministic operations, lives in `nondeterministic_ops`.
+
+Facts come from the shared extraction ("flag", "switch", "trainer", "env" events); the hooks
+below add what the fixes need: the span of a flag's value, of a switch's mode argument and
+of a Trainer's `deterministic=` value, Trainers built by config factories, and seeding
+helpers that switch determinism on through a keyword.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from repro_lint import catalog, extract
+from repro_lint.extract import NOT_LITERAL, get_arg, literal
+from repro_lint.findings import Finding, Fix, Related
+from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
+from repro_lint.index import Program
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
+from repro_lint.rules import Context, location, rule
+from repro_lint.rules.torch_target import Target, torch_target
+
+CUDNN_DETERMINISTIC = "torch.backends.cudnn.deterministic"
+CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
+ALGORITHMS = "deterministic-algorithms"
+USE_DETERMINISTIC = "torch.use_deterministic_algorithms"
+
+# Keys and orders of inserted blocks: after the seeding calls (orders 0-2), the cuDNN flags,
+# then deterministic algorithms, so that fixes of several rules come out as one block.
+KEY_CUDNN, ORDER_CUDNN = "determinism:cudnn", 10
+KEY_ALGORITHMS, ORDER_ALGORITHMS = "determinism:algorithms", 20
+KEY_CUBLAS = "determinism:cublas"
+
+
+@functools.lru_cache(maxsize=1)
+def flags() -> dict:
+    data = catalog.load("flags")
+    return {
+        "flags": {f["name"]: f for f in data["flags"]},
+        "switches": {s["name"]: s for s in data["switches"]},
+        "seed-switches": {s["name"]: s for s in data.get("seed-switches", ())},
+        "trainer": data["trainer"],
+        "cublas": data["cublas"],
+    }
+
+
+# -- extraction hooks ----------------------------------------------------------------------
+def _event_at(ex: extract.Extractor, kind: str, node: ast.AST) -> Optional[Event]:
+    """The event of `kind` the core extraction just recorded for `node`."""
+    line, col = node.lineno, ex.col(node.lineno, node.col_offset)
+    for ev in reversed(ex.info.events.get(ex.scope, ())):
+        if ev.kind == kind and ev.line == line and ev.col == col:
+            return ev
+        if ev.line < line:
+            break
+    return None
+
+
+def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
+    """Where the value of a flag assignment is, for fixes that replace it."""
+    value = getattr(stmt, "value", None)
+    if value is None or isinstance(stmt, ast.AugAssign):
+        return
+    span = ex.span(stmt)
+    for ev in reversed(ex.info.events.get(ex.scope, ())):
+        if ev.kind == "flag" and ev.data.get("assign") == span:
+            ev.data["value_span"] = ex.span(value)
+        elif ev.line < stmt.lineno:
+            break
+
+
+def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    if qual is None:
+        return
+    cat = flags()
+    switch = cat["switches"].get(qual)
+    if switch is not None and "arg" in switch:
+        ev = _event_at(ex, "switch", node)
+        if ev is not None:
+            arg = get_arg(node, switch["arg"], switch["kw"])
+            if arg is not None:
+                ev.data["arg_span"] = ex.span(arg)
+            warn = get_arg(node, 1, "warn_only")
+            if warn is not None:
+                ev.data["warn_only_span"] = ex.span(warn)
+        return
+    trainer = cat["trainer"]
+    if qual in trainer["classes"]:
+        ev = _event_at(ex, "trainer", node)
+        arg = get_arg(node, -1, trainer["keyword"])
+        if ev is not None and arg is not None:
+            ev.data["value_span"] = ex.span(arg)
+        return
+    if qual in trainer["instantiators"]:
+        first = node.args[0] if node.args else None
+        stmt = ex.stmt_node
+        names = [ex.text_of(first)] if first is not None else []
+        if isinstance(stmt, ast.Assign) and stmt.value is node:
+            names += [ex.text_of(t) for t in stmt.targets]
+        if any(trainer["hint"] in n.lower() for n in names):
+            ex.add("trainer", node, api=qual, deterministic="unknown")
+        return
+    seeder = cat["seed-switches"].get(qual)
+    if seeder is not None:
+        arg = get_arg(node, seeder["arg"], seeder["kw"])
+        value = literal(arg) if arg is not None else False
+        if value is NOT_LITERAL or value:
+            ex.add(
+                "switch", node, api=qual, sets=tuple(seeder["sets"]),
+                value=None if value is NOT_LITERAL else True, warn_only=False,
+            )
+
+
+extract.ASSIGN_HOOKS.append(_flag_value)
+extract.CALL_HOOKS.append(_determinism_call)
+
+
+# -- what a program sets -------------------------------------------------------------------
+Occurrence = tuple  # (ModuleInfo, scope, Event)
+
+
+@dataclass
+class State:
+    """How one program stands on each determinism setting."""
+
+    intent: bool
+    uses_torch: bool
+    covered: dict = field(default_factory=dict)  # setting -> occurrences that take care of it
+    wrong: dict = field(default_factory=dict)  # setting -> occurrences with a wrong literal
+    trainers_off: list = field(default_factory=list)  # Trainer(deterministic=False)
+    trainers_missing: list = field(default_factory=list)  # Trainer() without the keyword
+    enabling: list = field(default_factory=list)  # (occurrence, warn_only) turning algorithms on
+
+    def algorithms_mode(self) -> str:
+        """"on", "warn" (every switch that turns them on has warn_only=True) or "off"."""
+        if ALGORITHMS not in self.covered:
+            return "off"
+        return "warn" if self.enabling and all(w is True for _, w in self.enabling) else "on"
+
+
+_STATES: "weakref.WeakKeyDictionary[Program, State]" = weakref.WeakKeyDictionary()
+
+
+def state_of(ctx: Context, program: Program) -> State:
+    hit = _STATES.get(program)
+    if hit is None:
+        hit = _STATES[program] = _compute(ctx, program)
+    return hit
+
+
+def _compute(ctx: Context, program: Program) -> State:
+    cat = flags()
+    st = State(intent=program.has_intent(), uses_torch=program.uses_torch())
+    cublas = cat["cublas"]
+
+    def cover(names: Iterable[str], occ: Occurrence) -> None:
+        for name in names:
+            st.covered.setdefault(name, []).append(occ)
+
+    for info, scope, ev in program.events("flag", "switch", "trainer", "env"):
+        occ = (info, scope, ev)
+        data = ev.data
+        if ev.kind == "flag":
+            spec = cat["flags"].get(data["name"], {})
+            if data["value"] is None or data["value"] == spec.get("deterministic"):
+                cover([data["name"], *spec.get("covers", ())], occ)
+            else:
+                st.wrong.setdefault(data["name"], []).append(occ)
+        elif ev.kind == "switch":
+            spec = cat["switches"].get(data["api"], {})
+            if data["value"] is False:
+                for name in data["sets"]:
+                    st.wrong.setdefault(name, []).append(occ)
+            else:
+                cover([*data["sets"], *spec.get("covers", ())], occ)
+                if ALGORITHMS in data["sets"]:
+                    st.enabling.append((occ, data.get("warn_only")))
+        elif ev.kind == "trainer":
+            value = data["deterministic"]
+            if value == "missing":
+                st.trainers_missing.append(occ)
+            elif value is None or value == "unknown" or value:
+                cover(cat["trainer"]["sets"], occ)
+                st.enabling.append((occ, value == cat["trainer"]["warn-only-value"]))
+            else:
+                st.trainers_off.append(occ)
+        elif ev.kind == "env" and data["var"] == cublas["variable"]:
+            if data["value"] is None or data["value"] in cublas["values"]:
+                cover([cublas["variable"]], occ)
+            else:
+                st.wrong.setdefault(cublas["variable"], []).append(occ)
+    return st
+
+
+# -- where findings go and where fixes insert ---------------------------------------------
+@dataclass(frozen=True)
+class Site:
+    pos: tuple
+    at: Any  # Event or span: where the finding is reported
+    anchor: tuple  # span of the statement (or an expression in it) to insert after
+    scope: str
+
+
+def _entry_scopes(program: Program) -> list[str]:
+    """The entry module's scopes in the program, outermost first: the module body, the
+    `__main__` block and the Hydra main, then the functions they call, and so on (so that
+    the call of a seeding helper wins over the seeding call inside it)."""
+    entry = program.entry
+    reached = {scope for mod, scope in program.scopes if mod == entry.module}
+    order = [s for s in (MODULE_SCOPE, MAIN_SCOPE, *entry.hydra_mains) if s in reached]
+    seen = set(order)
+    i = 0
+    while i < len(order):
+        for _, keys in program.index.callees(entry, order[i]):
+            for key in keys:
+                mod, scope = program.index.scope_of(key)
+                if mod == entry.module and scope in reached and scope not in seen:
+                    seen.add(scope)
+                    order.append(scope)
+        i += 1
+    return order + sorted(reached - seen)
+
+
+def torch_seed_site(ctx: Context, program: Program) -> Optional[Site]:
+    """The entry module's torch seeding statement: a seeding call, or a call of a project
+    seeder or framework helper that seeds torch; in the outermost scope that has one."""
+    index = ctx.index
+    entry = program.entry
+    for scope in _entry_scopes(program):
+        best: Optional[Site] = None
+        for ev in entry.events.get(scope, ()):
+            if ev.kind in ("seed", "seedcand") and "torch" in index.seed_sources(entry, ev):
+                if best is None or ev.pos < best.pos:
+                    best = Site(ev.pos, ev, ev.stmt, scope)
+        for call, keys in index.callees(entry, scope):
+            if any(_seeds_torch(index.effects(k)) for k in keys):
+                pos = (call[2], call[3])
+                if best is None or pos < best.pos:
+                    best = Site(pos, tuple(call[2:6]), tuple(call[2:6]), scope)
+        if best is not None:
+            return best
+    return None
+
+
+def _seeds_torch(effects) -> bool:
+    """A seeding helper for torch: it seeds torch and draws nothing (unlike `main()`, which
+    seeds and then trains)."""
+    return "torch" in effects.seeds and not effects.draws
+
+
+def _shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
+    """The event seeds something or sets a determinism flag towards determinism
+    (the per-event form of `Program.has_intent`)."""
+    m = ctx.index.m
+    if ev.kind in ("seed", "seedcand"):
+        return bool(ctx.index.seed_sources(info, ev))
+    if ev.kind == "flag":
+        spec = m.flags.get(ev.data["name"], {})
+        return ev.data["value"] is None or ev.data["value"] == spec.get("deterministic")
+    if ev.kind == "switch":
+        return ev.data["value"] is not False
+    if ev.kind == "trainer":
+        return ev.data["deterministic"] not in (False, "missing")
+    if ev.kind == "env":
+        return ev.data["var"] == m.cublas["variable"]
+    return False
+
+
+_CALL_INTENT: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _function_intent(ctx: Context, key: str) -> bool:
+    """Whether calling project function `key` shows intent, itself or through its callees."""
+    index = ctx.index
+    cache = _CALL_INTENT.setdefault(index, {})
+    hit = cache.get(key)
+    if hit is None:
+        hit = False
+        for mod, scope in index.reach([index.scope_of(key)], include_imports=False):
+            info = index.modules[mod]
+            if any(_shows_intent(ctx, info, ev) for ev in info.events.get(scope, ())):
+                hit = True
+                break
+        cache[key] = hit
+    return hit
+
+
+def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
+    """Where RPL401/RPL403 report: the torch seeding statement in the entry module, else the
+    entry module's first statement that shows intent, else the import that brings it in."""
+    entry = program.entry
+    site = torch_seed_site(ctx, program)
+    if site is not None:
+        return entry, site.at
+    for scope in _entry_scopes(program):
+        best: Optional[tuple] = None
+        for ev in entry.events.get(scope, ()):
+            if _shows_intent(ctx, entry, ev) and (best is None or ev.pos < best[0]):
+                best = (ev.pos, ev)
+        for call, keys in ctx.index.callees(entry, scope):
+            pos = (call[2], call[3])
+            if (best is None or pos < best[0]) and any(
+                _function_intent(ctx, k) and not ctx.index.effects(k).draws for k in keys
+            ):
+                best = (pos, tuple(call[2:6]))
+        if best is not None:
+            return entry, best[1]
+    from repro_lint.rules.seeding import import_bringing
+
+    modules = {info.module for info, _, ev in program.events() if _shows_intent(ctx, info, ev)}
+    return entry, import_bringing(ctx, program, modules)
+
+
+def insert_point(ctx: Context, program: Program, after_flags: bool = False) -> dict:
+    """Where statements that set determinism flags go: right after the program's torch
+    seeding statement (`after_flags`: after the cuDNN flags that follow it), else where the
+    RPL101 fix puts the torch seed; in a Hydra app always inside the Hydra main function
+    (module-level settings are lost in launcher workers)."""
+    from repro_lint.rules.seeding import seeding_fix
+
+    entry = program.entry
+    hydra = entry.hydra_mains[0] if entry.hydra_mains else None
+    site = torch_seed_site(ctx, program)
+    if site is not None:
+        if hydra is None or site.scope not in (MODULE_SCOPE, MAIN_SCOPE):
+            anchor = site.anchor
+            for ev in entry.events.get(site.scope, ()) if after_flags else ():
+                # after the cuDNN flags that follow the seed in the same body
+                if ev.kind == "flag" and ev.data["name"] in (CUDNN_DETERMINISTIC, CUDNN_BENCHMARK) and ev.pos > site.pos:
+                    anchor = ev.stmt
+            return {"where": "after", "anchor": anchor}
+        return {"where": "body-start", "function": hydra}
+    fix = seeding_fix(ctx, program, "torch")
+    edit = next((e for e in (fix.edits if fix else ()) if isinstance(e, InsertStatements)), None)
+    if edit is not None:
+        if hydra is None or edit.where == "body-start" or edit.where == "after" and _inside(entry, hydra, edit.anchor):
+            return {"where": edit.where, "anchor": edit.anchor, "function": edit.function}
+    if hydra is not None:
+        return {"where": "body-start", "function": hydra}
+    return {"where": "after-imports"}
+
+
+def _inside(info: ModuleInfo, function: str, span: Optional[tuple]) -> bool:
+    fn = info.functions.get(function)
+    return fn is not None and span is not None and fn.line <= span[0] <= (fn.end_line or fn.line)
+
+
+def cublas_edit() -> InsertStatements:
+    return InsertStatements("after-imports", flags()["cublas"]["code"], key=KEY_CUBLAS)
+
+
+def _target(ctx: Context) -> Target:
+    return torch_target(ctx.settings.get("target-torch-version"), ctx.index.root)
+
+
+def cublas_needed(ctx: Context, st: State) -> bool:
+    """The targeted releases check CUBLAS_WORKSPACE_CONFIG and the program does not set it."""
+    cublas = flags()["cublas"]
+    return _target(ctx).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
+
+
+def _warn_only(ctx: Context) -> bool:
+    return bool(ctx.settings.get("warn-only"))
+
+
+def _value_fix(ev: Event, span_key: str, code: str, description: str, safety: str = "safe") -> Optional[Fix]:
+    span = ev.data.get(span_key)
+    if span is None:
+        return None
+    return Fix(description, safety, (ReplaceExpression(span, code),))
+
+
+# -- RPL401 ---------------------------------------------------------------------------------
+@rule("RPL401", per="program")
+def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
+    st = state_of(ctx, program)
+    if not (st.intent and st.uses_torch):
+        return
+    wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
+    for info, _, ev in wrong:
+        yield ctx.finding(
+            "RPL401", info, ev,
+            "`torch.backends.cudnn.deterministic` is set to False: cuDNN may pick convolution algorithms "
+            "whose results differ from run to run on GPU, even with the same seed",
+            fix=_value_fix(ev, "value_span", "True", "set `torch.backends.cudnn.deterministic` to True"),
+        )
+    if CUDNN_DETERMINISTIC in st.covered or wrong:
+        return
+    code = [flags()["flags"][CUDNN_DETERMINISTIC]["code"]]
+    if CUDNN_BENCHMARK not in st.covered and CUDNN_BENCHMARK not in st.wrong:
+        code.append(flags()["flags"][CUDNN_BENCHMARK]["code"])
+    edit = InsertStatements(code="\n".join(code) + "\n", key=KEY_CUDNN, order=ORDER_CUDNN, **insert_point(ctx, program))
+    note = ""
+    if st.algorithms_mode() != "off":
+        note = (
+            " (`torch.use_deterministic_algorithms(True)` also selects deterministic cuDNN algorithms while it "
+            "is on; the cuDNN flag keeps convolutions deterministic independently of it)"
+        )
+    info, at = finding_site(ctx, program)
+    yield ctx.finding(
+        "RPL401", info, at,
+        "this program uses torch but never sets `torch.backends.cudnn.deterministic = True`: cuDNN may pick "
+        f"convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}",
+        fix=Fix("set the cuDNN determinism flags after the torch seed", "safe", (edit,)),
+    )
+
+
+# -- RPL402 ---------------------------------------------------------------------------------
+@rule("RPL402", per="program")
+def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]:
+    st = state_of(ctx, program)
+    if not st.intent:
+        return
+    for info, _, ev in st.wrong.get(CUDNN_BENCHMARK, []):
+        if ev.kind != "flag" or ev.data["value"] is not True:
+            continue
+        yield ctx.finding(
+            "RPL402", info, ev,
+            "`torch.backends.cudnn.benchmark = True` makes cuDNN time several convolution algorithms and keep "
+            "the fastest, which can differ from run to run and gives different results",
+            fix=_value_fix(ev, "value_span", "False", "set `torch.backends.cudnn.benchmark` to False"),
+        )
+
+
+# -- RPL403 ---------------------------------------------------------------------------------
+def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
+    """Turn a literal `use_deterministic_algorithms(False)` (or debug mode 0) on."""
+    span = ev.data.get("arg_span")
+    if span is None:
+        return None
+    warn = _warn_only(ctx)
+    if ev.data["api"] == USE_DETERMINISTIC:
+        edits: list = [ReplaceExpression(span, "True")]
+        if warn and ev.data.get("warn_only") is not True:
+            wspan = ev.data.get("warn_only_span")
+            edits.append(ReplaceExpression(wspan, "True") if wspan else AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), "warn_only", "True"))
+        safe = warn or ev.data.get("warn_only") is True
+    else:
+        edits = [ReplaceExpression(span, '"warn"' if warn else '"error"')]
+        safe = warn
+    return Fix("turn deterministic algorithms on", "safe" if safe else "unsafe", tuple(edits))
+
+
+@rule("RPL403", per="program")
+def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Finding]:
+    st = state_of(ctx, program)
+    if not (st.intent and st.uses_torch):
+        return
+    warn = _warn_only(ctx)
+    safety = "safe" if warn else "unsafe"
+    wrong = [occ for occ in st.wrong.get(ALGORITHMS, []) if occ[2].kind == "switch"]
+    for info, _, ev in wrong:
+        yield ctx.finding(
+            "RPL403", info, ev,
+            f"`{ev.data['api']}(...)` turns deterministic algorithms off: CUDA operations without a "
+            "deterministic default (scatter/index accumulation, pooling and interpolation backwards, ...) "
+            "may give different results from run to run",
+            fix=_switch_on_fix(ctx, ev),
+        )
+    trainer = flags()["trainer"]
+    value_code = f'"{trainer["warn-only-value"]}"' if warn else "True"
+    for info, _, ev in st.trainers_off:
+        yield ctx.finding(
+            "RPL403", info, ev,
+            "`Trainer(deterministic=False)` turns deterministic algorithms off: CUDA operations without a "
+            "deterministic default may give different results from run to run",
+            fix=_value_fix(ev, "value_span", value_code, "build the Trainer with deterministic algorithms", safety),
+        )
+    if ALGORITHMS in st.covered or wrong or st.trainers_off:
+        return
+    entry = program.entry
+    lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
+    if lightning:
+        # the Trainer sets the flag itself when it is built (older releases reset it to the
+        # keyword's default there), so the keyword is the fix
+        ev = lightning[0][2]
+        edits: tuple = (AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), trainer["keyword"], value_code),)
+        description = f"pass {trainer['keyword']}={value_code} to the Trainer"
+    else:
+        switch = flags()["switches"][USE_DETERMINISTIC]
+        code = switch["code-warn-only"] if warn else switch["code"]
+        point = insert_point(ctx, program, after_flags=True)
+        edits = (InsertStatements(code=code + "\n", key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS, **point),)
+        if cublas_needed(ctx, st) and flags()["cublas"]["variable"] not in st.wrong:
+            edits += (cublas_edit(),)
+        description = "turn deterministic algorithms on after the cuDNN flags"
+    info, at = finding_site(ctx, program)
+    yield ctx.finding(
+        "RPL403", info, at,
+        "this program never calls `torch.use_deterministic_algorithms(True)`: the cuDNN flags cover "
+        "convolutions only, other CUDA operations (scatter/index accumulation, pooling and interpolation "
+        "backwards, ...) stay nondeterministic",
+        fix=Fix(description, safety, edits),
+    )
+
+
+# -- RPL404 ---------------------------------------------------------------------------------
+def _target_words(target: Target) -> str:
+    if target.source == "undeclared":
+        return "no torch requirement is declared"
+    return f"targeted: {target.where}"
+
+
+@rule("RPL404", per="program")
+def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]:
+    st = state_of(ctx, program)
+    cublas = flags()["cublas"]
+    variable = cublas["variable"]
+    if not st.enabling or variable in st.covered:
+        return
+    target = _target(ctx)
+    if not target.admits_before(cublas["removed-in"]):
+        return
+    values = " or ".join(repr(v) for v in cublas["values"])
+    consequence = (
+        f"on PyTorch releases before {cublas['removed-in']} ({_target_words(target)}) the first cuBLAS call on "
+        f"CUDA then raises RuntimeError; the variable is read once, when CUDA initialises, and must hold {values}"
+    )
+    wrong = st.wrong.get(variable, [])
+    for (info, _, ev), _ in st.enabling:
+        if ev.kind != "switch" or ev.data["api"] not in flags()["switches"] or variable in ev.data["sets"]:
+            continue  # framework switches set the variable themselves
+        api = ev.data["api"]
+        if wrong:
+            winfo, _, wev = wrong[0]
+            fix = None
+            if winfo is info and wev.data.get("value_span") is not None:
+                fix = Fix(f"set {variable} to {cublas['default']!r}", "safe", (ReplaceExpression(wev.data["value_span"], repr(cublas["default"]).replace("'", '"')),))
+            yield ctx.finding(
+                "RPL404", info, ev,
+                f"`{api}(...)` turns deterministic algorithms on but {variable} is set to {wev.data['value']!r}: {consequence}",
+                [Related(location(winfo, wev), f"{variable} is set here")],
+                fix=fix,
+            )
+        else:
+            yield ctx.finding(
+                "RPL404", info, ev,
+                f"`{api}(...)` turns deterministic algorithms on but {variable} is never set: {consequence}",
+                fix=Fix(f"set {variable} after the imports", "safe", (cublas_edit(),)),
+            )
+
+
+# RPL405 registers itself from its own module.
+from repro_lint.rules import nondeterministic_ops  # noqa: E402,F401

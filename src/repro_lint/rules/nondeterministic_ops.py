@@ -1,0 +1,274 @@
+"""RPL405: calls of operations that are nondeterministic on CUDA (the catalog
+`rules/catalog/nondeterministic_ops.toml`), in programs that show determinism intent.
+
+Extraction records each call of a catalog operation whose arguments make it affected
+("ndop" events), the project functions that pass one of their parameters through as the
+deciding argument (wrappers, followed one level), and the calls that pass a literal which
+such a wrapper could hand on ("litcall" events).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any, Iterable, Optional
+
+from repro_lint import catalog, extract
+from repro_lint.extract import NOT_LITERAL, get_arg, has_kwargs, literal
+from repro_lint.findings import Finding, Related
+from repro_lint.index import Program
+from repro_lint.rules import Context, location, rule
+from repro_lint.rules.determinism import ALGORITHMS, state_of
+
+_WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
+
+
+class _Table:
+    """The catalog as lookups for the extraction pass."""
+
+    def __init__(self) -> None:
+        ops = [op for op in catalog.load("nondeterministic_ops")["op"] if op.get("static", True)]
+        self.by_id = {op["id"]: op for op in ops}
+        self.functions: dict[str, list[dict]] = {}
+        self.modules: dict[str, list[dict]] = {}
+        self.methods: dict[str, list[dict]] = {}
+        values: set = set()
+        for op in ops:
+            for name in op["functions"]:
+                self.functions.setdefault(name, []).append(op)
+            for name in op["modules"]:
+                self.modules.setdefault(name, []).append(op)
+            for name in op.get("static-methods", op["methods"]):
+                self.methods.setdefault(name, []).append(op)
+            if "argument" in op:
+                values.update(v for v in op["argument"]["values"] if isinstance(v, (str, bool)))
+        # literals worth recording at call sites of project functions (wrapper arguments)
+        self.values = frozenset(values)
+
+
+@functools.lru_cache(maxsize=1)
+def table() -> _Table:
+    return _Table()
+
+
+# -- extraction --------------------------------------------------------------------------
+def _value(node: Optional[ast.AST]) -> Any:
+    """A literal value, tuples and lists of literals as lists; else NOT_LITERAL."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_value(e) for e in node.elts]
+        return NOT_LITERAL if any(i is NOT_LITERAL for i in items) else items
+    return literal(node)
+
+
+def _arg(node: ast.Call, form: str, spec: dict, module_key: str = "") -> Optional[ast.AST]:
+    """The argument `spec` names: by position in a function call (one less for a method call,
+    whose tensor is the receiver), by keyword only in a module constructor unless the spec
+    gives `module_key`."""
+    if form == "module":
+        position = spec.get(module_key, -1) if module_key else -1
+    else:
+        position = spec["position"] - (1 if form == "method" else 0)
+    return get_arg(node, position, spec["name"])
+
+
+def _resolve_name(ex: extract.Extractor, node: ast.AST) -> tuple[str, Any]:
+    """("param", name) for a parameter of the enclosing function, ("literal", value) for a
+    name bound to a literal in this function or the module, else ("unknown", None)."""
+    if isinstance(node, ast.Name):
+        if ex.func is not None and node.id in (ex.func.params or ()):
+            return "param", node.id
+        local = ex.info.extra.get("local_constants", {}).get(ex.scope, {})
+        if node.id in local:
+            return "literal", local[node.id]
+        if ex.func is not None and node.id in ex.r.scope.bindings:
+            return "unknown", None  # a local name bound to something else
+        if node.id in ex.info.constants:
+            return "literal", ex.info.constants[node.id]
+    return "unknown", None
+
+
+def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: str) -> Any:
+    """True, False, or ("pass", parameter) when a wrapper parameter decides."""
+    if has_kwargs(node):
+        return False  # what `**kwargs` holds is unknown: the user's choice
+    req = op.get("requires-argument")
+    if req is not None:
+        arg = _arg(node, form, req)
+        if arg is None or literal(arg) is None:
+            return False
+    ex_arg = op.get("exempt-argument")
+    if ex_arg is not None:
+        arg = _arg(node, form, ex_arg, "module-position")
+        value = _value(arg) if arg is not None else NOT_LITERAL
+        if value is not NOT_LITERAL:
+            if value in ex_arg.get("values", ()):
+                return False
+            if ex_arg.get("numbers") and isinstance(value, (int, float)) and not isinstance(value, bool):
+                return False
+    spec = op.get("argument")
+    if spec is None or api in op.get("always-affected", ()):
+        return True
+    arg = _arg(node, form, spec)
+    if arg is None:
+        return False  # the default is not among the affected values
+    value = literal(arg)
+    if value is NOT_LITERAL:
+        kind, found = _resolve_name(ex, arg)
+        if kind == "param":
+            return ("pass", found)
+        if kind != "literal":
+            return False
+        value = found
+    return value in spec["values"]
+
+
+def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    t = table()
+    func = node.func
+    if qual is not None:
+        ops = t.functions.get(qual)
+        form = "function"
+        if ops is None:
+            ops = t.modules.get(qual)
+            form = "module"
+        api = qual
+    elif type(func) is ast.Attribute:
+        ops = t.methods.get(func.attr)
+        form = "method"
+        api = f"Tensor.{func.attr}"
+    else:
+        return
+    if not ops:
+        return
+    hits = []
+    for op in ops:
+        if op["backward-only"] and ex.no_grad:
+            continue  # no gradient flows here: the backward never runs
+        verdict = _affected(ex, node, form, op, api)
+        if verdict is True:
+            hits.append(op["id"])
+        elif isinstance(verdict, tuple) and ex.func is not None:
+            wrappers = ex.info.extra.setdefault(_WRAPPERS, {}).setdefault(ex.scope, [])
+            wrappers.append((op["id"], verdict[1], api, ex.span(node)))
+    if hits:
+        ex.add("ndop", node, ops=tuple(hits), api=api)
+
+
+def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    """Calls that pass a literal a wrapper could hand on to a catalog operation."""
+    values = table().values
+    if qual is not None:
+        if qual.split(".", 1)[0] in ex.m.external_roots:
+            return
+        method = None
+    elif type(node.func) is ast.Attribute:
+        method = node.func.attr
+    elif type(node.func) is ast.Name:
+        method = node.func.id
+    else:
+        return
+    args = tuple((i, v) for i, a in enumerate(node.args) if (v := literal(a)) is not NOT_LITERAL and _interesting(v, values))
+    kwargs = tuple((k.arg, v) for k in node.keywords if k.arg and (v := literal(k.value)) is not NOT_LITERAL and _interesting(v, values))
+    if args or kwargs:
+        ex.add("litcall", node, target=qual, method=method, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
+
+
+def _interesting(value: Any, values: frozenset) -> bool:
+    return isinstance(value, (str, bool)) and value in values
+
+
+extract.CALL_HOOKS.append(_op_call)
+extract.CALL_HOOKS.append(_literal_call)
+
+
+# -- messages ------------------------------------------------------------------------------
+def explain(op: dict) -> str:
+    if op["with-deterministic-algorithms"] == "deterministic":
+        effect = "`torch.use_deterministic_algorithms(True)` switches it to a deterministic implementation"
+        if op.get("warn-only-stays-nondeterministic"):
+            effect += " (not with warn_only=True, which only warns)"
+    else:
+        effect = (
+            "`torch.use_deterministic_algorithms(True)` makes it raise RuntimeError (it has no deterministic "
+            "implementation; with warn_only=True it only warns and stays nondeterministic)"
+        )
+    alternative = f"; deterministic alternative: {op['alternative']}" if op["alternative"] else ""
+    return f"{op['summary']}, so results can differ between runs; {effect}{alternative}"
+
+
+def _pick(ops: list[dict]) -> dict:
+    """The entry a message is about: one that raises under the flag first."""
+    return sorted(ops, key=lambda op: op["with-deterministic-algorithms"] != "raises")[0]
+
+
+# -- the rule ---------------------------------------------------------------------------
+def _relevant(ops: Iterable[dict], algorithms: str) -> list[dict]:
+    """Entries still nondeterministic given how the program sets deterministic algorithms:
+    "on" (error mode or the user's own value), "warn" (warn_only=True) or "off"."""
+    out = []
+    for op in ops:
+        if op["with-deterministic-algorithms"] == "deterministic":
+            if algorithms == "on" or algorithms == "warn" and not op.get("warn-only-stays-nondeterministic"):
+                continue
+        out.append(op)
+    return out
+
+
+def _position(fn, param: str) -> Optional[int]:
+    """Where a call site passes `param` positionally (a method's `self` is bound already)."""
+    params = list(fn.params or ())
+    if param not in params:
+        return None
+    index = params.index(param)
+    if fn.class_name is not None and params[0] in ("self", "cls"):
+        index -= 1
+    return index
+
+
+@rule("RPL405", per="program")
+def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
+    st = state_of(ctx, program)
+    if not st.intent:
+        return
+    t = table()
+    algorithms = st.algorithms_mode()
+    wrappers: dict[str, list] = {}
+    for info, scope, ev in program.events("ndop"):
+        ops = _relevant((t.by_id[i] for i in ev.data["ops"] if i in t.by_id), algorithms)
+        if ops:
+            yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {explain(_pick(ops))}")
+    index = ctx.index
+    for mod, scope in program.scopes:
+        info = index.modules[mod]
+        recs = info.extra.get(_WRAPPERS, {}).get(scope)
+        if recs:
+            key = f"{info.module}.{scope}" if info.module else scope
+            wrappers[key] = [(info, *rec) for rec in recs]
+    if not wrappers:
+        return
+    for info, scope, ev in program.events("litcall"):
+        target, method = ev.data["target"], ev.data["method"]
+        keys = index.resolve(target, info) if target is not None else tuple(index.by_name.get(method, ()))
+        args, kwargs = dict(ev.data["args"]), dict(ev.data["kwargs"])
+        for key in keys:
+            fn = index.functions[key][1]
+            if target is not None and fn.class_name is not None and fn.name != "__init__":
+                continue  # a class called by name: its arguments go to `__init__`
+            for winfo, op_id, param, api, span in wrappers.get(key, ()):
+                op = t.by_id.get(op_id)
+                if op is None or op["backward-only"] and ev.data["no_grad"]:
+                    continue
+                pos = _position(fn, param)
+                value = kwargs.get(param, args.get(pos) if pos is not None else None)
+                if value is None or value not in op["argument"]["values"] or not _relevant([op], algorithms):
+                    continue
+                name = key.rsplit(".", 1)[-1]
+                yield ctx.finding(
+                    "RPL405", info, ev,
+                    f"`{name}(...)` passes {param}={value!r} on to `{api}(...)`: {explain(op)}",
+                    [Related(location(winfo, span), f"`{name}` hands `{param}` to `{api}` here")],
+                )
+                break
+            else:
+                continue
+            break

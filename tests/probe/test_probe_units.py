@@ -1,0 +1,137 @@
+"""The parts of the probe that need no separate process: fingerprints, comparison, recording."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import repro_lint.catalog  # noqa: E402
+from repro_lint.probe import compare  # noqa: E402
+from repro_lint.probe.fingerprint import fingerprint_tensors  # noqa: E402
+from repro_lint.probe.frames import UserCode  # noqa: E402
+from repro_lint.probe.recorder import Recorder  # noqa: E402
+from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
+from repro_lint.probe.trace_format import GLOBAL_DRAW  # noqa: E402
+
+
+def fp(t):
+    return fingerprint_tensors([t])[0]
+
+
+@pytest.mark.parametrize("n", [5, 1000, (1 << 20) + 7])
+def test_fingerprint_sees_every_bit(n):
+    x = torch.linspace(-1, 1, n)
+    assert fp(x) == fp(x.clone())
+    one_ulp = x.clone()
+    one_ulp[n // 2] = torch.nextafter(one_ulp[n // 2], torch.tensor(2.0))
+    assert fp(one_ulp) != fp(x)
+    swapped = x.clone()
+    swapped[[0, n - 1]] = swapped[[n - 1, 0]]
+    assert fp(swapped) != fp(x)
+
+
+def test_fingerprint_tells_signed_zero_dtype_shape_and_layout_apart():
+    assert fp(torch.zeros(20)) != fp(-torch.zeros(20))
+    assert fp(torch.zeros(20)) != fp(torch.zeros(20, dtype=torch.float64))
+    assert fp(torch.zeros(4, 5)) != fp(torch.zeros(5, 4))
+    t = torch.arange(40.0).reshape(5, 8)
+    assert fp(t.t()) == fp(t.t().contiguous())  # values, not memory layout
+    assert len({fp(torch.tensor([True, False] * 10)), fp(torch.ones(3, dtype=torch.complex64)), fp(torch.empty(0))}) == 3
+
+
+def _trace(*ops, names=("aten::rand", "aten::add", "aten::mul")):
+    return {"names": list(names), "ops": [list(op) for op in ops], "locations": [], "stop_reason": None}
+
+
+def test_first_divergence_kinds():
+    base = [(0, 0, 1, 10, GLOBAL_DRAW), (1, 0, 2, 20, 0), (2, 0, 3, 30, 0)]
+    same = _trace(*base)
+    assert compare.first_divergence([(1, same), (2, _trace(*base))]) is None
+
+    drawn = _trace((0, 0, 1, 11, GLOBAL_DRAW), (1, 0, 9, 21, 0), (2, 0, 8, 31, 0))
+    d = compare.first_divergence([(1, same), (2, drawn)])
+    assert (d.kind, d.op_index, d.later) == (compare.UNSEEDED_DRAW, 0, 2)
+
+    kernel = _trace(base[0], (1, 0, 2, 21, 0), base[2])
+    assert compare.first_divergence([(1, same), (2, kernel)]).kind == compare.NONDETERMINISTIC_OP
+
+    fed = _trace(base[0], (1, 0, 5, 21, 0), base[2])
+    assert compare.first_divergence([(1, same), (2, fed)]).kind == compare.EXTERNAL_INPUT
+
+    other_op = _trace(base[0], (2, 0, 2, 20, 0), base[2])
+    assert compare.first_divergence([(1, same), (2, other_op)]).kind == compare.CONTROL_FLOW
+
+    longer = _trace(*base, (1, 0, 4, 40, 0))
+    d = compare.first_divergence([(1, same), (2, longer)])
+    assert (d.kind, d.op_index) == (compare.CONTROL_FLOW, 3)
+
+
+def test_earliest_divergence_of_any_pair_wins():
+    base = [(1, 0, 2, 20, 0), (1, 0, 2, 20, 0), (1, 0, 2, 20, 0)]
+    late = _trace(base[0], base[1], (1, 0, 2, 99, 0))
+    early = _trace(base[0], (1, 0, 2, 98, 0), base[2])
+    d = compare.first_divergence([(1, _trace(*base)), (2, late), (3, early)])
+    assert (d.runs, d.op_index) == ((1, 3), 1)
+
+
+def record(fn, catalog=None):
+    user = UserCode([__file__])
+    recorder = None
+    audit = RngAudit(user, lambda: len(recorder.ops) if recorder else 0)
+    recorder = Recorder(user, audit, max_ops=10_000, predict=prediction_table(catalog or {}))
+    audit.install(repro_lint.catalog.load("rng"))
+    try:
+        with recorder:
+            fn()
+    finally:
+        audit.uninstall()
+    return recorder, audit, user
+
+
+def test_recorder_puts_backward_ops_at_their_forward_line():
+    catalog = {
+        "op": [
+            {"id": "bilinear", "aten": ["aten::upsample_bilinear2d", "aten::upsample_bilinear2d_backward"],
+             "backward-only": True, "argument": {"name": "mode", "position": 3, "values": ["bilinear"]}},
+            {"id": "transposed", "aten": ["aten::convolution"], "aten-argument": {"name": "transposed", "values": [True]}},
+            {"id": "plain", "aten": ["aten::convolution"], "aten-argument": {"name": "transposed", "values": [False]}},
+        ]
+    }
+
+    def train():
+        x = torch.ones(1, 1, 4, 4, requires_grad=True)
+        y = torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear")  # FORWARD
+        z = torch.nn.functional.conv2d(y, torch.ones(1, 1, 3, 3))
+        z.sum().backward()
+
+    recorder, _, user = record(train, catalog)
+    hits = {(entry, op, user.locations[loc][1], backward) for entry, op, loc, _, backward in recorder.predicted}
+    import inspect
+
+    lines, start = inspect.getsourcelines(train)
+    forward = start + next(i for i, text in enumerate(lines) if "# FORWARD" in text)
+    assert ("bilinear", "aten::upsample_bilinear2d_backward", forward, True) in hits
+    assert not [h for h in hits if h[0] == "bilinear" and not h[3]]  # the forward pass is fine
+    assert {h[0] for h in hits} == {"bilinear", "plain"}
+
+
+def test_recorder_sees_global_draws_and_seeds():
+    import random
+
+    def run():
+        torch.rand(1)
+        torch.manual_seed(0)
+        torch.rand(2)
+        torch.rand(2, generator=torch.Generator())  # explicit: not a global draw
+        random.seed()  # reseeds from entropy: not a fixed seed
+        random.random()
+
+    recorder, audit, _ = record(run)
+    draws = [(d.source, d.function, d.seeded, d.count) for d in audit.draws.values()]
+    assert draws == [("torch", "aten::rand", False, 1), ("torch", "aten::rand", True, 1), ("python", "random.random", False, 1)]
+    assert sum(1 for op in recorder.ops if op[4] & GLOBAL_DRAW) == 2
+    seeds = [(s.source, s.function, s.seeded) for s in audit.seeds.values()]
+    assert seeds == [("torch", "torch.manual_seed", True), ("python", "random.seed", False)]
+    assert not hasattr(random.random, "__repro_lint_wrapped__")  # uninstalled again

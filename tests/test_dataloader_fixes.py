@@ -1,0 +1,57 @@
+"""Golden fix pairs of RPL301/RPL302: `repro-lint --fix --select CODE` turns `<case>.py` into
+`<case>.fixed.py`, the result is clean for that rule, and fixing it again changes nothing."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from repro_lint.cli import main
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fix"
+CASES = sorted(p for code in ("RPL301", "RPL302") for p in (FIX / code).glob("*.py") if not p.name.endswith(".fixed.py"))
+
+
+def fix(root: Path, code: str, capsys) -> None:
+    rc = main(["check", str(root), "--fix", "--no-cache", "--select", code, "-q"])
+    out = capsys.readouterr()
+    assert rc == 0, out.out + out.err  # everything fixed: nothing left to report
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_golden_fix(case, tmp_path, capsys):
+    code = case.parent.name
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    target = tmp_path / case.name
+    shutil.copy(case, target)
+    fix(tmp_path, code, capsys)
+    expected = case.with_name(case.stem + ".fixed.py").read_text()
+    assert target.read_text() == expected
+    fix(tmp_path, code, capsys)
+    assert target.read_text() == expected
+
+
+def test_every_case_has_a_golden_result():
+    assert CASES
+    for case in CASES:
+        assert case.with_name(case.stem + ".fixed.py").is_file(), case
+
+
+def test_worker_seeder_of_another_module_is_imported(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "helpers" / "seeding.py").write_text(
+        "import random\n\nimport numpy as np\nimport torch\n\n\n"
+        "def worker_init(worker_id):\n"
+        "    seed = torch.initial_seed() % 2**32\n"
+        "    np.random.seed(seed)\n"
+        "    random.seed(seed)\n"
+    )
+    lib = tmp_path / "lib.py"
+    lib.write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, num_workers=2)\n")
+    fix(tmp_path, "RPL302", capsys)
+    text = lib.read_text()
+    assert "import helpers.seeding\n" in text
+    assert "DataLoader(ds, num_workers=2, worker_init_fn=helpers.seeding.worker_init)" in text
+    assert "def seed_worker" not in text

@@ -1,0 +1,350 @@
+"""RPL401–RPL405: targeted torch releases, settings, fixes as data, catalog keys of RPL405.
+
+The annotated fixtures (`fixtures/RPL40*/`, `fixtures/projects/determinism_*`) cover what is
+reported where; these tests cover what fixtures cannot: configuration, the torch requirement
+files, messages, fix safety, and the catalog against the installed torch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+import pytest
+
+from fixture_harness import actual_findings
+from repro_lint import catalog
+from repro_lint.config import Config
+from repro_lint.engine import run_check, select
+from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
+from repro_lint.rules.torch_target import declared, lower_bound, parse_requirement, release, torch_target
+
+SEEDED_DETERMINISTIC = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+torch.backends.cudnn.deterministic = True
+torch.use_deterministic_algorithms(True)
+nn.Linear(4, 2)
+"""
+
+PROTOTYPE = """\
+import torch
+from torch import nn
+
+
+def main():
+    torch.manual_seed(0)
+    nn.Linear(4, 2)(torch.ones(1, 4)).sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def findings(root: Path, cfg: Config | None = None):
+    cfg = cfg or Config()
+    report = run_check([root], cfg, root=root, jobs=1, use_cache=False)
+    assert not report.errors, report.errors
+    return select(report, cfg)
+
+
+def by_code(found, code):
+    return [f for f in found if f.code == code]
+
+
+# -- the release that dropped the cuBLAS check -----------------------------------------------
+def test_catalog_records_first_release_without_the_cublas_check():
+    cublas = catalog.load("flags")["cublas"]
+    assert cublas["removed-in"] == "2.10.0"
+    assert set(cublas["values"]) == {":4096:8", ":16:8"}
+    assert cublas["default"] in cublas["values"]
+
+
+def test_installed_torch_agrees_with_the_recorded_release():
+    """The installed release documents the variable exactly when it is older than `removed-in`."""
+    torch = pytest.importorskip("torch")
+    documented = "CUBLAS_WORKSPACE_CONFIG" in (torch.use_deterministic_algorithms.__doc__ or "")
+    older = release(torch.__version__) < release(catalog.load("flags")["cublas"]["removed-in"])
+    assert documented == older
+
+
+# -- requirement parsing ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "line, spec",
+    [
+        ("torch>=2.1,<3", ">=2.1,<3"),
+        ("torch", ""),
+        ("Torch [cuda] (>=2.0)", ">=2.0"),
+        ("torch==2.9.1+cu121; sys_platform == 'linux'", "==2.9.1+cu121"),
+        ("torch @ https://download.example/torch-2.3.0.whl", ""),
+        ("torchvision>=0.20", None),
+        ("pytorch-lightning>=2", None),
+    ],
+)
+def test_parse_requirement(line, spec):
+    assert parse_requirement(line) == spec
+
+
+@pytest.mark.parametrize(
+    "spec, lowest",
+    [
+        (">=2.1,<3", (2, 1, 0)),
+        ("==2.10.*", (2, 10, 0)),
+        ("~=2.9.1", (2, 9, 1)),
+        (">2.9.1", (2, 9, 1)),
+        ("<2.10", None),
+        ("!=2.5.0", None),
+        (">=2.10.0rc1", (2, 10, 0)),
+        ("", None),
+    ],
+)
+def test_lower_bound(spec, lowest):
+    assert lower_bound(spec) == lowest
+
+
+@pytest.mark.parametrize(
+    "setting, old",
+    [("2.9", True), ("2.9.1", True), ("2.10", False), ("2.11.0", False), (">=2.10", False), ("<3", True), ("2.10.*", False)],
+)
+def test_setting_decides(setting, old):
+    assert torch_target(setting, None).admits_before("2.10.0") is old
+
+
+def test_declarations_at_the_root(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\ndependencies = ["numpy", "torch>=2.10"]\n'
+        '[project.optional-dependencies]\ngpu = ["torch==2.11.*"]\n'
+        '[dependency-groups]\ndev = ["torch>=2.12", {include-group = "x"}]\n'
+        '[tool.poetry.dependencies]\ntorch = { version = "^2.10" }\n'
+    )
+    (tmp_path / "requirements.txt").write_text("-r base.txt\n# torch==1.0\nnumpy\n")
+    found = declared(tmp_path)
+    assert [w for w, _ in found] == [
+        "torch>=2.10 in pyproject.toml",
+        "torch==2.11.* in pyproject.toml",
+        "torch>=2.12 in pyproject.toml",
+        'torch = "^2.10" in pyproject.toml',
+    ]
+    assert not torch_target(None, tmp_path).admits_before("2.10.0")
+    # one declaration that admits an older release is enough
+    (tmp_path / "requirements-cpu.txt").write_text("torch>=2.1 \\\n    --index-url https://example\n")
+    target = torch_target(None, tmp_path)
+    assert target.admits_before("2.10.0")
+    assert target.where == "torch>=2.1 in requirements-cpu.txt"
+
+
+def test_undeclared_targets_every_release(tmp_path):
+    target = torch_target(None, tmp_path)
+    assert target.source == "undeclared" and target.admits_before("2.10.0")
+
+
+# -- RPL404 keyed on the target ---------------------------------------------------------------
+def test_rpl404_follows_the_declared_requirement(project):
+    project("train.py", SEEDED_DETERMINISTIC)
+    root = project.root
+    found = by_code(findings(root), "RPL404")
+    assert len(found) == 1
+    assert "no torch requirement is declared" in found[0].message
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\ndependencies = ["torch>=2.10"]\n')
+    assert by_code(findings(root), "RPL404") == []
+    (root / "requirements.txt").write_text("torch==2.9.1\n")
+    found = by_code(findings(root), "RPL404")
+    assert len(found) == 1 and "torch==2.9.1 in requirements.txt" in found[0].message
+
+
+@pytest.mark.parametrize("version, reported", [("2.9", True), ("2.10", False)])
+def test_rpl404_target_torch_version_setting(project, cli, version, reported):
+    (project.root / "pyproject.toml").write_text(
+        f'[project]\nname = "demo"\nversion = "0"\ndependencies = ["torch>=2.1"]\n'
+        f'[tool.repro-lint]\ntarget-torch-version = "{version}"\n'
+    )
+    project("train.py", SEEDED_DETERMINISTIC)
+    r = cli("--format", "json", "--no-cache", "train.py", cwd=project.root)
+    codes = [f["code"] for f in json.loads(r.stdout)["findings"]]
+    assert ("RPL404" in codes) is reported
+
+
+def test_cached_results_follow_the_requirement_files(project, cli):
+    """Changing only the requirement files must not serve stale cached results."""
+    project("train.py", SEEDED_DETERMINISTIC)
+    first = cli("--format", "json", "train.py", cwd=project.root)
+    assert "RPL404" in [f["code"] for f in json.loads(first.stdout)["findings"]]
+    (project.root / "requirements.txt").write_text("torch>=2.10\n")
+    second = cli("--format", "json", "train.py", cwd=project.root)
+    assert "RPL404" not in [f["code"] for f in json.loads(second.stdout)["findings"]]
+
+
+# -- fixes as data ------------------------------------------------------------------------------
+def test_rpl401_rpl403_fixes_insert_one_ordered_block_after_the_seed(project):
+    project("train.py", PROTOTYPE)
+    found = findings(project.root)
+    assert {f.code for f in found} == {"RPL401", "RPL403"}
+    f401, f403 = by_code(found, "RPL401")[0], by_code(found, "RPL403")[0]
+    assert f401.location.line == f403.location.line == 6  # the torch seeding call
+    ins401 = f401.fix.edits[0]
+    assert isinstance(ins401, InsertStatements) and ins401.where == "after" and ins401.anchor[0] == 6
+    assert ins401.code.splitlines() == [
+        "{mod:torch}.backends.cudnn.deterministic = True",
+        "{mod:torch}.backends.cudnn.benchmark = False",
+    ]
+    ins403, cublas = f403.fix.edits
+    assert ins403.anchor == ins401.anchor and ins401.order < ins403.order
+    assert ins403.code.strip() == "{mod:torch}.use_deterministic_algorithms(True)"
+    assert cublas.where == "after-imports" and "CUBLAS_WORKSPACE_CONFIG" in cublas.code
+    assert f401.fix.safety == "safe" and f403.fix.safety == "unsafe"
+
+
+def test_warn_only_setting_makes_rpl403_fix_safe(project):
+    project("train.py", PROTOTYPE)
+    found = findings(project.root, Config(warn_only=True))
+    fix = by_code(found, "RPL403")[0].fix
+    assert fix.safety == "safe"
+    assert fix.edits[0].code.strip() == "{mod:torch}.use_deterministic_algorithms(True, warn_only=True)"
+
+
+def test_rpl403_fix_leaves_out_cublas_for_new_targets(project):
+    project("train.py", PROTOTYPE)
+    found = findings(project.root, Config(target_torch_version="2.11"))
+    edits = by_code(found, "RPL403")[0].fix.edits
+    assert len(edits) == 1 and "use_deterministic_algorithms" in edits[0].code
+
+
+def test_wrong_literals_are_replaced(project):
+    project(
+        "train.py",
+        "import os\nimport torch\nfrom torch import nn\n\n"
+        'os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":2:2"\n'
+        "torch.manual_seed(0)\n"
+        "torch.backends.cudnn.deterministic = False\n"
+        "torch.backends.cudnn.benchmark = True\n"
+        "torch.use_deterministic_algorithms(True)\n"
+        "nn.Linear(2, 2)\n",
+    )
+    found = {f.code: f for f in findings(project.root)}
+    assert set(found) == {"RPL401", "RPL402", "RPL404"}
+    assert found["RPL401"].fix.edits == (ReplaceExpression((7, 37, 7, 42), "True"),)
+    assert found["RPL402"].fix.edits == (ReplaceExpression((8, 33, 8, 37), "False"),)
+    assert found["RPL404"].fix.edits == (ReplaceExpression((5, 40, 5, 46), '":4096:8"'),)
+    assert found["RPL404"].location.line == 9  # at the use_deterministic_algorithms call
+    assert found["RPL404"].related[0].location.line == 5
+    assert "':2:2'" in found["RPL404"].message
+
+
+def test_lightning_trainer_gets_the_keyword(project):
+    project(
+        "train.py",
+        "import lightning as L\nfrom torch import nn\n\n\n"
+        "class M(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n        self.l = nn.Linear(2, 2)\n\n\n"
+        "L.seed_everything(0)\nL.Trainer(max_epochs=1).fit(M())\n",
+    )
+    fix = by_code(findings(project.root), "RPL403")[0].fix
+    assert fix.edits == (AddKeyword((12, 0, 12, 23), "deterministic", "True"),)
+    fix = by_code(findings(project.root, Config(warn_only=True)), "RPL403")[0].fix
+    assert fix.edits[0].value == '"warn"' and fix.safety == "safe"
+
+
+def test_hydra_app_inserts_into_the_main_function(project):
+    project(
+        "app.py",
+        "import hydra\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n\n"
+        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Linear(2, 2)\n\n\n"
+        'if __name__ == "__main__":\n    main()\n',
+    )
+    found = findings(project.root)
+    edit = by_code(found, "RPL401")[0].fix.edits[0]
+    assert (edit.where, edit.function) == ("body-start", "main")
+
+
+# -- messages -------------------------------------------------------------------------------------
+def test_rpl405_messages_say_what_the_flag_does(project):
+    project(
+        "train.py",
+        "import torch\nimport torch.nn.functional as F\n\ntorch.manual_seed(0)\n"
+        "x = torch.ones(1, 1, 4, 4, requires_grad=True)\n"
+        "torch.zeros(2).index_add_(0, torch.tensor([0, 0]), torch.ones(2))\n"
+        "torch.histc(x, bins=3)\n",
+    )
+    found = sorted(by_code(findings(project.root), "RPL405"), key=lambda f: f.location.line)
+    assert [f.location.line for f in found] == [6, 7]
+    assert "switches it to a deterministic implementation" in found[0].message
+    assert "makes it raise RuntimeError" in found[1].message
+    assert "deterministic alternative: torch.bincount" in found[1].message
+    assert all(f.fix is None for f in found)
+
+
+def test_unseeded_prototype_gets_rpl101_only(project):
+    project(
+        "train.py",
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+        "torch.backends.cudnn.benchmark = True\n"
+        "x = F.interpolate(torch.rand(1, 1, 4, 4), scale_factor=2, mode='bicubic')\n"
+        "nn.Linear(2, 2)(x.flatten(1)[:, :2]).sum().backward()\n",
+    )
+    assert {code for _, _, code in actual_findings(project.root)} == {"RPL101"}
+
+
+# -- the catalog keys RPL405 reads, against the installed torch -----------------------------------
+OPS = catalog.load("nondeterministic_ops")["op"]
+
+
+def _resolve(name):
+    import importlib
+
+    mod, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def _params(name):
+    obj = _resolve(name)
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    return list(inspect.signature(target).parameters)
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if "always-affected" in op], ids=lambda op: op["id"])
+def test_always_affected_names_lack_the_argument(op):
+    pytest.importorskip("torch")
+    listed = set(op["always-affected"])
+    assert listed <= set(op["functions"]) | set(op["modules"])
+    for name in [*op["functions"], *op["modules"]]:
+        lacks = op["argument"]["name"] not in _params(name)
+        assert lacks == (name in listed), name
+
+
+@pytest.mark.parametrize(
+    "op, key", [(op, k) for op in OPS for k in ("requires-argument", "exempt-argument") if k in op], ids=lambda v: v if isinstance(v, str) else v["id"]
+)
+def test_argument_positions_match_signatures(op, key):
+    pytest.importorskip("torch")
+    spec = op[key]
+    for name in op["functions"]:
+        try:
+            params = _params(name)
+        except (TypeError, ValueError):
+            continue  # builtins without a Python signature
+        assert params.index(spec["name"]) == spec["position"], name
+    for name in op["modules"]:
+        params = [p for p in _params(name) if p != "self"]
+        assert params.index(spec["name"]) == spec["module-position"], name
+
+
+def test_static_methods_are_a_subset_of_methods():
+    for op in OPS:
+        assert set(op.get("static-methods", ())) <= set(op["methods"]), op["id"]
+        assert op.get("static", False) is False, f"{op['id']}: `static` is only ever written as false"
+
+
+def test_every_static_entry_is_matchable():
+    from repro_lint.rules.nondeterministic_ops import table
+
+    t = table()
+    static = [op for op in OPS if op.get("static", True)]
+    assert set(t.by_id) == {op["id"] for op in static}
+    skipped = sorted(op["id"] for op in OPS if not op.get("static", True))
+    assert skipped == [
+        "bmm_sparse", "conv_transpose", "convolution", "index_backward_cpu", "nll_loss2d",
+        "repeat_interleave_backward", "resize_quantized",
+    ]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import SRC
 
 TRAIN = '''\
@@ -112,6 +114,7 @@ def run_patched(runner: str, *args, cwd):
     return subprocess.run([sys.executable, "-c", runner, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_unsafe_fixes_need_the_flag(project):
     path = project("lib.py", GENERATOR)
     r = run_patched(UNSAFE_RUNNER, "--no-cache", ".", cwd=project.root)

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_unseeded_rand_diverges_at_the_draw(probe):
-    result = probe("unseeded_rand.py")
+    result = probe("unseeded_rand.py", "--no-deterministic-run")  # the next test covers that run
     assert result.code == 1, result.stderr
     report = result.report
     assert report["status"] == "diverged"

@@ -20,13 +20,17 @@ def fp(t):
     return fingerprint_tensors([t])[0]
 
 
-@pytest.mark.parametrize("n", [5, 1000, (1 << 20) + 7])
-def test_fingerprint_sees_every_bit(n):
-    x = torch.linspace(-1, 1, n)
+@pytest.mark.parametrize(
+    "n, dtype", [(5, torch.float32), (1000, torch.float32), (21, torch.float16), ((1 << 21) + 7, torch.float32)]
+)
+def test_fingerprint_sees_every_bit(n, dtype):
+    x = torch.linspace(-1, 1, n, dtype=dtype)
     assert fp(x) == fp(x.clone())
-    one_ulp = x.clone()
-    one_ulp[n // 2] = torch.nextafter(one_ulp[n // 2], torch.tensor(2.0))
-    assert fp(one_ulp) != fp(x)
+    assert fp(x[1:]) == fp(x[1:].clone())  # a slice that starts mid-word
+    for i in (0, n // 2, n - 1):  # the last element may sit in the bytes after the last whole word
+        one_ulp = x.clone()
+        one_ulp[i] = torch.nextafter(one_ulp[i], torch.tensor(2.0, dtype=dtype))
+        assert fp(one_ulp) != fp(x)
     swapped = x.clone()
     swapped[[0, n - 1]] = swapped[[n - 1, 0]]
     assert fp(swapped) != fp(x)

@@ -27,6 +27,7 @@ def test_cli_module_does_not_import_torch():
         ([], "give either SCRIPT or -m"),
         (["--runs", "1", "x.py"], "--runs must be at least 2"),
         (["--max-ops", "0", "x.py"], "must be at least 1"),
+        (["x.py", "--epochs", "3"], "the program's own arguments go after --"),
     ],
 )
 def test_bad_usage(argv, message, capsys, tmp_path, monkeypatch):

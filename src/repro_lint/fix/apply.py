@@ -112,11 +112,10 @@ class Planner:
         self.blocks: dict[int, cst.CSTNode] = {}
         self.keywords: dict[int, list] = {}
         self.replacements: dict[int, cst.BaseExpression] = {}
-        self.moved: dict[int, cst.BaseStatement] = {}  # id -> original node, filled in build()
+        self.moved: dict[int, cst.BaseStatement] = {}  # id -> statement moved into a function
         self.keys: set = set()
         self.seen_edits: set = set()
         self.seed_constant: Optional[str] = None
-        self.seed_roots: set = set()
         self.seq = 0
         self.import_end = self.layout.import_block()[1]
 
@@ -152,19 +151,15 @@ class Planner:
         return SEED_NAME
 
     def expand(self, template: str, spec: Optional[SeedSpec], ctx: Context, local_ok: bool, code: str = "") -> tuple[str, list]:
-        """Fill in `{seed}` and `{mod:X}`; returns the code and local import statements to put first.
-
-        `self.seed_roots` collects the names the seed expressions start with."""
+        """Fill in `{seed}` and `{mod:X}`; returns the code and local import statements to put first."""
         local: list[str] = []
 
         def fill(match: re.Match) -> str:
             if match.group(1) == "seed":
                 expr = self._seed(spec, ctx)
                 root = _ROOT_NAME.match(expr)
-                if root:
-                    self.seed_roots.add(root.group(0))
-                    if not ctx.late and not self._defined_before(root.group(0), ctx.top):
-                        raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
+                if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
+                    raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
                 return expr
             expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
             if stmt and stmt not in local:
@@ -203,9 +198,13 @@ class Planner:
         for edit in fix.edits:
             if isinstance(edit, SeedSpec):
                 continue
-            if edit in self.seen_edits:
+            try:
+                ident = hash(edit) and edit
+            except TypeError:  # an edit holding a list: compare by value
+                ident = repr(edit)
+            if ident in self.seen_edits:
                 continue  # the same edit carried by several findings
-            self.seen_edits.add(edit)
+            self.seen_edits.add(ident)
             if isinstance(edit, AddKeyword):
                 self._add_keyword(edit, spec, code)
             elif isinstance(edit, ReplaceExpression):
@@ -430,10 +429,8 @@ class _Transformer(cst.CSTTransformer):
                 elif first_other and item.style == "before" and nxt is not None:
                     blank = _blank_prefix(nxt)
                     nxt = _with_blank_prefix(nxt, 0)
-                elif j == 0 and first_other:
-                    blank = -1  # keep its own (moved statements keep their comments)
                 else:
-                    blank = -1
+                    blank = -1  # keep its own lines (moved statements keep their comments)
                 if blank >= 0:
                     stmt = _with_blank_prefix(stmt, blank)
                 out.append(stmt)

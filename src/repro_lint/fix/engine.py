@@ -91,46 +91,46 @@ class _FileFixer:
         report = Report(root=self.e.root, findings=found, infos={info.path: info})
         return info, self.e.selector(report), errors
 
-    def run(self) -> Optional[tuple[SourceFile, str, ModuleInfo, int]]:
+    def run(self) -> Optional[tuple[SourceFile, "_Result"]]:
         try:
             src = SourceFile.read(self.path)
         except (OSError, SourceError) as exc:
-            raise _Failed(sorted({f.code for f in self.findings}), f"cannot read it: {exc}")
+            raise _Failed(_codes(self.findings), f"cannot read it: {exc}")
         known = self.e.facts.get(self.key)
         if known is not None and known.digest != hashlib.blake2b(src.raw, digest_size=16).hexdigest():
-            raise _Failed(sorted({f.code for f in self.findings}), "it changed on disk while it was being checked")
+            raise _Failed(_codes(self.findings), "it changed on disk while it was being checked")
         try:
             _, baseline, base_errors = self._check(src.raw)
-            text, info, fixed = self._rounds(src, self.findings, baseline)
-            if text == src.text:
+            result = self._rounds(src, self.findings, baseline)
+            if result.text == src.text:
                 return None
-            self._verify(src, text, baseline, base_errors, self.findings)
+            self._verify(src, result, baseline, base_errors)
         except SourceError as exc:
             raise _Failed(_codes(self.findings), str(exc))
-        return src, text, info, fixed
+        return src, result
 
-    def _rounds(self, src: SourceFile, todo: list, baseline: list, only: Optional[str] = None) -> tuple[str, Optional[ModuleInfo], int]:
+    def _rounds(self, src: SourceFile, todo: list, baseline: list, only: Optional[str] = None) -> "_Result":
         """Apply fixes until nothing changes; `only`: the fixes of that rule alone."""
-        text, info, fixed = src.text, None, 0
-        before = baseline
+        result = _Result(src.text, None, 0, baseline, [], set())
         for _ in range(self.e.settings["rounds"]):
             todo = [f for f in todo if self.e.allowed(f) and (only is None or f.code == only)]
             if not todo:
-                return text, info, fixed
-            new = self._apply(text, todo)
-            if new == text:
-                return text, info, fixed
+                return result
+            new = self._apply(result.text, todo)
+            if new == result.text:
+                return result
             self._parses(new, todo)
             info, after, errors = self._check(src.encode(new))
             if info.error is not None:
                 raise _Failed(_codes(todo), f"the fixed file cannot be analysed: {info.error[1]}")
-            fixed += _count_fixed(todo, before, after)
-            text, before = new, after
+            result.fixed += _count_fixed(todo, result.findings, after)
+            result.codes.update(f.code for f in todo)
+            result.text, result.info, result.findings, result.errors = new, info, after, errors
             todo = [f for f in after if f.location.path == info.path]
         todo = [f for f in todo if self.e.allowed(f) and (only is None or f.code == only)]
-        if todo and self._apply(text, todo) != text:
+        if todo and self._apply(result.text, todo) != result.text:
             raise _Failed(_codes(todo), f"fixes did not settle after {self.e.settings['rounds']} rounds")
-        return text, info, fixed
+        return result
 
     def _apply(self, text: str, findings: list) -> str:
         planner = Planner(text, str(self.e.cfg.seed), self.e.project_roots, self.e.settings["aliases"])
@@ -151,35 +151,46 @@ class _FileFixer:
             where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
             raise _Failed(_codes(todo), f"the fixed file does not compile: {getattr(exc, 'msg', exc)}{where}")
 
-    def _verify(self, src: SourceFile, text: str, baseline: list, base_errors: list, findings: list) -> None:
-        _, final, errors = self._check(src.encode(text))
-        new_errors = [e for e in errors if e not in base_errors]
+    def _verify(self, src: SourceFile, result: "_Result", baseline: list, base_errors: list) -> None:
+        """No new errors, and no finding the original did not have (`revealed-by-intent` aside)."""
+        new_errors = [e for e in result.errors if e not in base_errors]
         if new_errors:
-            raise _Failed(_codes(findings), f"checking the fixed file fails: {new_errors[0]}")
-        added = Counter(finding_key(f) for f in final if not f.code.startswith(self.e.settings["exempt"]))
+            raise _Failed(sorted(result.codes), f"checking the fixed file fails: {new_errors[0]}")
+        added = Counter(finding_key(f) for f in result.findings if not f.code.startswith(self.e.settings["exempt"]))
         added.subtract(Counter(finding_key(f) for f in baseline))
-        new = [f for f in final if added[finding_key(f)] > 0]
+        new = [f for f in result.findings if added[finding_key(f)] > 0]
         if new:
             first = new[0]
             raise _Failed(
-                self._blame(src, baseline, findings),
+                self._blame(src, baseline, sorted(result.codes)),
                 f"the fixed file would have a new finding {first.code} at line {first.location.line} ({first.message})",
             )
 
-    def _blame(self, src: SourceFile, baseline: list, findings: list) -> list:
+    def _blame(self, src: SourceFile, baseline: list, codes: list) -> list:
         """The rule codes whose fixes alone already give a new finding (all codes if none does alone)."""
-        codes = _codes(findings)
         if len(codes) == 1:
             return codes
         guilty = []
         for code in codes:
             try:
-                text, _, _ = self._rounds(src, findings, baseline, only=code)
-                if text != src.text:
-                    self._verify(src, text, baseline, [], [f for f in findings if f.code == code])
+                alone = self._rounds(src, self.findings, baseline, only=code)
+                if alone.text != src.text:
+                    self._verify(src, alone, baseline, [])
             except _Failed:
                 guilty.append(code)
         return guilty or codes
+
+
+@dataclass
+class _Result:
+    """Where the rounds of fixing a file got to."""
+
+    text: str
+    info: Optional[ModuleInfo]
+    fixed: int
+    findings: list  # selected findings of the file with `text`
+    errors: list
+    codes: set  # rules whose fixes were applied
 
 
 def _codes(findings: list) -> list:
@@ -240,7 +251,8 @@ def apply_fixes(
             continue
         if result is None:
             continue
-        src, text, info, fixed = result
+        src, res = result
+        text, info, fixed = res.text, res.info, res.fixed
         if write:
             try:
                 write_atomic(src.path, src.encode(text), src.raw)

@@ -30,6 +30,8 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
+        if message.startswith("unrecognized arguments"):
+            message += " (the program's own arguments go after --)"
         raise _UsageError(f"{self.prog}: {message}")
 
 
@@ -48,22 +50,27 @@ def _positive_float(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="repro-lint probe", description=__doc__.split("\n\n")[0])
-    p.add_argument("script", nargs="?", help="Python file to run as __main__")
+    p = _Parser(
+        prog="repro-lint probe",
+        usage="%(prog)s [options] SCRIPT [-- ARGS...]\n       %(prog)s [options] -m MODULE[:FUNCTION] [-- ARGS...]",
+        description="Run a training program several times and show where the runs part ways.",
+        epilog="Exit status: 0 runs identical, 1 runs diverge, 2 error.",
+    )
+    p.add_argument("script", nargs="?", metavar="SCRIPT", help="Python file to run as __main__")
     p.add_argument("-m", dest="module", metavar="MODULE[:FUNCTION]", help="run a module, or call a function of it")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="cpu hides GPUs from the program")
-    p.add_argument("--runs", type=_positive_int, default=2, help="runs to compare (default 2, at least 2)")
+    p.add_argument("--runs", type=_positive_int, default=2, metavar="N", help="runs to compare (default 2, at least 2)")
     p.add_argument(
-        "--max-ops", type=_positive_int, default=DEFAULT_MAX_OPS, help=f"stop each run after N ops (default {DEFAULT_MAX_OPS})"
+        "--max-ops", type=_positive_int, default=DEFAULT_MAX_OPS, metavar="N", help=f"stop each run after N ops (default {DEFAULT_MAX_OPS})"
     )
-    p.add_argument("--timeout", type=_positive_float, help="stop each run after SECONDS, compare what was recorded")
+    p.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="stop each run after SECONDS, compare what was recorded")
     p.add_argument(
         "--no-deterministic-run",
         action="store_true",
         help="skip the extra run with torch.use_deterministic_algorithms(True, warn_only=True)",
     )
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    p.add_argument("--output-file", "-o", type=Path, help="write the report to this file")
+    p.add_argument("--output-file", "-o", type=Path, metavar="FILE", help="write the report to this file")
     return p
 
 

@@ -23,13 +23,15 @@ _CELL = 70  # longer values are cut in the table; --format json keeps them whole
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="repro-lint env", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="repro-lint env", description="Snapshot the environment of a training run, and compare two snapshots."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     snap = sub.add_parser("snapshot", help="write a JSON snapshot of this environment")
     snap.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     snap.add_argument("--with-diffs", action="store_true", help="include uncommitted diffs of editable installs")
     diff = sub.add_parser("diff", help="show how two snapshots differ (exit 1 when they do)")
-    diff.add_argument("a", metavar="A")
+    diff.add_argument("a", metavar="A", help="a snapshot, or a probe report (its embedded snapshot)")
     diff.add_argument("b", metavar="B")
     diff.add_argument("--format", choices=["text", "json"], default="text")
     return parser

@@ -1,9 +1,9 @@
 """Cheap, bitwise-exact fingerprints of tensors, computed where the tensor lives.
 
-A tensor's bits are reinterpreted as integers of the same width (so -0.0, NaN payloads
-and the last ulp all count) and reduced on its own device to two int64 sums: a plain sum
-and a position-weighted sum. Integer addition is associative, so the reductions themselves
-are deterministic on every device. Only a few scalars per op cross to the host.
+A tensor's bytes are read as 64-bit integers (so -0.0, NaN payloads and the last ulp all
+count) and reduced on its own device to two int64 sums: a plain sum and a position-weighted
+sum. Integer addition is associative, so the reductions themselves are deterministic on
+every device. Only a few scalars per op cross to the host.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import torch
 
 # Tiny tensors are read out exactly: one transfer either way, and no reductions to launch.
 _EXACT_LIMIT = 16
-# Weighted sums run over chunks of this many elements so the int64 temporaries stay small.
+# Weighted sums run over chunks of this many words so the int64 temporaries stay small.
 _CHUNK = 1 << 20
 
-_INT_OF_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _weights: dict[torch.device, torch.Tensor] = {}
 
 
@@ -36,27 +35,36 @@ def _weights_for(device: torch.device, n: int) -> torch.Tensor:
     return w[:n]
 
 
-def _as_integers(t: torch.Tensor) -> torch.Tensor:
-    """The same bits, as a flat integer tensor (a copy only where the layout needs one)."""
+def _plain(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's values as a flat tensor of a real or integer dtype (a copy only where needed)."""
     v = t.detach()
     if v.is_quantized:
         v = v.int_repr()
     if v.is_complex():
         v = torch.view_as_real(v)
-    int_dtype = _INT_OF_WIDTH[v.element_size()]
-    if v.dtype != int_dtype:
-        v = v.view(int_dtype)
+    if v.dtype == torch.bool:
+        v = v.view(torch.uint8)
     return v.reshape(-1)
 
 
 def _reductions(flat: torch.Tensor) -> torch.Tensor:
-    # Widening once and reducing int64 is much faster on CPU than `sum(dtype=torch.int64)`.
+    # Reading the bytes as int64 words needs no conversion pass (widening every element to
+    # int64 first is many times slower on CPU).
+    raw = flat.view(torch.uint8)
+    whole = raw.numel() // 8 * 8
+    try:
+        words = raw[:whole].view(torch.int64)
+    except RuntimeError:  # a slice whose start is not 8-byte aligned
+        words = raw[:whole].clone().view(torch.int64)
     sums = []
-    for start in range(0, flat.numel(), _CHUNK):
-        chunk = flat[start : start + _CHUNK].to(torch.int64)
+    for start in range(0, words.numel(), _CHUNK):
+        chunk = words[start : start + _CHUNK]
         total = chunk.sum()
         weighted = (chunk * _weights_for(flat.device, chunk.numel())).sum() + start * total
         sums.append(torch.stack([total, weighted]))
+    if whole < raw.numel():  # the last few bytes, weighted by position
+        tail = raw[whole:].to(torch.int64)
+        sums.append(torch.stack([tail.sum(), (tail * _weights_for(flat.device, tail.numel())).sum()]))
     return sums[0] if len(sums) == 1 else torch.stack(sums).sum(0)
 
 
@@ -74,9 +82,9 @@ def fingerprint_tensors(tensors: Iterable[torch.Tensor]) -> list[int]:
             if t.layout != torch.strided or t.device.type == "meta" or t.numel() == 0:
                 parts[i] = (*_header(t), str(t.layout), t.device.type)
                 continue
-            flat = _as_integers(t)
+            flat = _plain(t)
             if flat.numel() <= _EXACT_LIMIT:
-                parts[i] = (*_header(t), flat.tolist())
+                parts[i] = (*_header(t), flat.view(torch.uint8).tolist())
             else:
                 pending.setdefault(flat.device, []).append((i, _reductions(flat)))
         except Exception:  # exotic tensor types (subclasses, nested): fall back to metadata

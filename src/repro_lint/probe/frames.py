@@ -106,4 +106,4 @@ def _position(frame: FrameType) -> tuple[str, int, str, int]:
                 if start_col is not None:
                     col = start_col
                 break
-    return (os.path.abspath(code.co_filename), line or 0, code.co_name, col)
+    return (os.path.abspath(code.co_filename), line or 0, getattr(code, "co_qualname", code.co_name), col)

@@ -38,8 +38,7 @@ class RunPlan:
 class RunOutcome:
     plan: RunPlan
     data: dict[str, Any]
-    stderr_tail: str = ""
-    hash_seed: str = ""
+    hash_seed: str = ""  # the run's PYTHONHASHSEED ("" when neither set nor inherited)
 
 
 class RunFailed(Exception):
@@ -131,7 +130,7 @@ def launch(plan: RunPlan, base: dict[str, Any], workdir: Path, device: str, time
         message = error.get("message", status)
         raise RunFailed(status, message, run=plan.index, traceback=error.get("traceback", ""), stderr=_tail(err_path))
     hash_seed = plan.hash_seed or os.environ.get("PYTHONHASHSEED", "")
-    return RunOutcome(plan, data, stderr_tail=_tail(err_path), hash_seed=hash_seed)
+    return RunOutcome(plan, data, hash_seed=hash_seed)
 
 
 def _tail(path: Path) -> str:

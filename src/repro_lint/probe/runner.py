@@ -49,7 +49,6 @@ def main(config_path: str) -> None:
 
 def _run(config: dict, result: dict) -> None:
     target = config["target"]
-    _prepare_interpreter(target)
     try:
         import torch
     except Exception as exc:
@@ -59,6 +58,8 @@ def _run(config: dict, result: dict) -> None:
     from repro_lint.probe.frames import UserCode
     from repro_lint.probe.recorder import ProbeStop, Recorder
     from repro_lint.probe.rng_audit import RngAudit
+
+    _prepare_interpreter(target)  # only now: the probe's own imports must not see the program's folder
 
     if config["device"] == "cuda" and not torch.cuda.is_available():
         result.update(status="no-cuda", error={"type": "RuntimeError", "message": "CUDA is not available"})
@@ -90,11 +91,17 @@ def _run(config: dict, result: dict) -> None:
         torch.zeros(())
     recorder.recording = True
     if config.get("timeout"):
-        signal.signal(signal.SIGALRM, lambda *_: recorder.stop("timeout"))
+        signal.signal(signal.SIGALRM, lambda *_: recorder.stop("timeout") if recorder.recording else None)
         signal.setitimer(signal.ITIMER_REAL, float(config["timeout"]))
     try:
-        with recorder:
-            _run_target(target)
+        try:
+            with recorder:
+                _run_target(target)
+        finally:
+            if config.get("timeout"):
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            recorder.recording = False
+            audit.active = False
     except ProbeStop:
         pass
     except SystemExit as exc:
@@ -108,11 +115,6 @@ def _run(config: dict, result: dict) -> None:
             status="script-error",
             error={"type": type(exc).__name__, "message": str(exc), "traceback": _user_traceback(exc)},
         )
-    finally:
-        if config.get("timeout"):
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        recorder.recording = False
-        audit.active = False
     result["stop_reason"] = recorder.stop_reason
     result.update(_trace(recorder, audit, user, alerts))
     if config["snapshot"]:
@@ -212,9 +214,32 @@ def _user_traceback(exc: BaseException) -> str:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        item.stack = traceback.StackSummary.from_list([f for f in item.stack if not _internal(f.filename)])
+        item.stack = traceback.StackSummary.from_list(_without_probe_frames(list(item.stack)))
         stack += [e for e in (item.__cause__, item.__context__) if e is not None]
     return "".join(te.format())
+
+
+def _without_probe_frames(frames: list) -> list:
+    """Drop the probe's frames and the torch frames that only exist because of it: the
+    wrapper torch puts around every dispatch mode, and the op call the mode makes."""
+    drop = set()
+    for i, frame in enumerate(frames):
+        if not _internal(frame.filename):
+            continue
+        drop.add(i)
+        j = i - 1
+        while j >= 0 and _path(frames[j].filename).endswith(("torch/_compile.py", "torch/_dynamo/eval_frame.py")):
+            drop.add(j)
+            j -= 1
+        j = i + 1
+        while j < len(frames) and _path(frames[j].filename).endswith("torch/_ops.py"):
+            drop.add(j)
+            j += 1
+    return [f for i, f in enumerate(frames) if i not in drop]
+
+
+def _path(filename: str) -> str:
+    return filename.replace(os.sep, "/")
 
 
 def _internal(filename: str) -> bool:

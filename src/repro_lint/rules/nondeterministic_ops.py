@@ -18,7 +18,7 @@ from repro_lint.extract import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
 from repro_lint.index import Program
 from repro_lint.rules import Context, location, rule
-from repro_lint.rules.determinism import ALGORITHMS, state_of
+from repro_lint.rules.determinism import state_of
 
 _WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
 

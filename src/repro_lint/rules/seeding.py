@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable, Optional
 
 from repro_lint import catalog
@@ -62,8 +63,6 @@ def main_body(ctx: Context, program: Program) -> tuple[str, Optional[str]]:
 
 def _portable(expr: str, info: ModuleInfo) -> bool:
     """A seed expression valid anywhere in the module: a literal or a module constant."""
-    import ast
-
     try:
         ast.literal_eval(expr)
         return True

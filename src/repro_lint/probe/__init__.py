@@ -1,0 +1,6 @@
+"""The runtime probe (`repro-lint probe`) and environment snapshots (`repro-lint env`).
+
+The parent process (`cli`, `launch`, `compare`, `report`, `render`) never imports torch;
+each run is a child process (`runner`) that records ops (`recorder`, `fingerprint`,
+`frames`) and draws from global generators (`rng_audit`).
+"""

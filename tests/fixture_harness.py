@@ -32,10 +32,10 @@ def expected_findings(root: Path) -> set[tuple[str, int, str]]:
     return out
 
 
-def actual_findings(root: Path, config: Config | None = None, select: list[str] | None = None) -> set[tuple[str, int, str]]:
+def actual_findings(root: Path, config: Config | None = None, only: list[str] | None = None) -> set[tuple[str, int, str]]:
     cfg = config or Config()
-    if select:
-        cfg.select = list(select)
+    if only:
+        cfg.select = list(only)
     report = run_check([root], cfg, root=root, jobs=1, use_cache=False)
     assert not report.errors, report.errors
     out = set()

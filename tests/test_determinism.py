@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from fixture_harness import actual_findings
 from repro_lint import catalog
 from repro_lint.config import Config
 from repro_lint.engine import run_check, select
@@ -284,7 +283,7 @@ def test_unseeded_prototype_gets_rpl101_only(project):
         "x = F.interpolate(torch.rand(1, 1, 4, 4), scale_factor=2, mode='bicubic')\n"
         "nn.Linear(2, 2)(x.flatten(1)[:, :2]).sum().backward()\n",
     )
-    assert {code for _, _, code in actual_findings(project.root)} == {"RPL101"}
+    assert {f.code for f in findings(project.root)} == {"RPL101"}
 
 
 # -- the catalog keys RPL405 reads, against the installed torch -----------------------------------

@@ -11,7 +11,7 @@ def test_single_file_fixture(case, tmp_path):
     # findings on the same code are covered by their own fixtures and the project cases
     root = materialise(case, tmp_path)
     family = case.parent.name[:4]
-    assert actual_findings(root, select=[family]) == expected_findings(root)
+    assert actual_findings(root, only=[family]) == expected_findings(root)
 
 
 @pytest.mark.parametrize("case", project_cases(), ids=lambda p: p.name)

@@ -379,18 +379,28 @@ import numpy as np
 import torch
 
 
-def draw(_):
+def values():
     return (random.random(), float(np.random.rand()), float(torch.rand(1)))
 
 
+def draw(queue):
+    queue.put(values())
+
+
 if __name__ == "__main__":
-    method = sys.argv[1]
+    ctx = mp.get_context(sys.argv[1])
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(0)
-    with mp.get_context(method).Pool(2) as pool:
-        workers = pool.map(draw, range(2), chunksize=1)
-    parent = draw(0)  # the parent's next numbers: what each forked worker started from
+    queue = ctx.Queue()
+    # one draw per worker process
+    procs = [ctx.Process(target=draw, args=(queue,)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    workers = [queue.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join()
+    parent = values()  # the parent's next numbers: what each forked worker started from
     print(repr((parent, workers)))
 '''
 

@@ -230,8 +230,12 @@ def _entry_scopes(program: Program) -> list[str]:
 def torch_seed_site(ctx: Context, program: Program) -> Optional[Site]:
     """The entry module's torch seeding statement: a seeding call, or a call of a project
     seeder or framework helper that seeds torch; in the outermost scope that has one."""
+    from repro_lint.rules.seeding import main_body
+
     index = ctx.index
     entry = program.entry
+    # the program's main body is not a seeding helper, even when it draws nothing itself
+    bodies = {(entry.module, q) for q in (*entry.hydra_mains, main_body(ctx, program)[1]) if q}
     for scope in _entry_scopes(program):
         best: Optional[Site] = None
         for ev in entry.events.get(scope, ()):
@@ -239,7 +243,7 @@ def torch_seed_site(ctx: Context, program: Program) -> Optional[Site]:
                 if best is None or ev.pos < best.pos:
                     best = Site(ev.pos, ev, ev.stmt, scope)
         for call, keys in index.callees(entry, scope):
-            if any(_seeds_torch(index.effects(k)) for k in keys):
+            if any(index.scope_of(k) not in bodies and _seeds_torch(index.effects(k)) for k in keys):
                 pos = (call[2], call[3])
                 if best is None or pos < best.pos:
                     best = Site(pos, tuple(call[2:6]), tuple(call[2:6]), scope)
@@ -294,10 +298,13 @@ def _function_intent(ctx: Context, key: str) -> bool:
 def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     """Where RPL401/RPL403 report: the torch seeding statement in the entry module, else the
     entry module's first statement that shows intent, else the import that brings it in."""
+    from repro_lint.rules.seeding import main_body
+
     entry = program.entry
     site = torch_seed_site(ctx, program)
     if site is not None:
         return entry, site.at
+    bodies = {(entry.module, q) for q in (*entry.hydra_mains, main_body(ctx, program)[1]) if q}
     for scope in _entry_scopes(program):
         best: Optional[tuple] = None
         for ev in entry.events.get(scope, ()):
@@ -306,7 +313,8 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
         for call, keys in ctx.index.callees(entry, scope):
             pos = (call[2], call[3])
             if (best is None or pos < best[0]) and any(
-                _function_intent(ctx, k) and not ctx.index.effects(k).draws for k in keys
+                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k) and not ctx.index.effects(k).draws
+                for k in keys
             ):
                 best = (pos, tuple(call[2:6]))
         if best is not None:

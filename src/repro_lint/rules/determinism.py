@@ -363,8 +363,15 @@ def cublas_edit() -> InsertStatements:
     return InsertStatements("after-imports", flags()["cublas"]["code"], key=KEY_CUBLAS)
 
 
+_TARGETS: "weakref.WeakKeyDictionary[Any, Target]" = weakref.WeakKeyDictionary()
+
+
 def _target(ctx: Context) -> Target:
-    return torch_target(ctx.settings.get("target-torch-version"), ctx.index.root)
+    """The targeted torch releases (read once per project index: it reads files)."""
+    hit = _TARGETS.get(ctx.index)
+    if hit is None:
+        hit = _TARGETS[ctx.index] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root)
+    return hit
 
 
 def cublas_needed(ctx: Context, st: State) -> bool:

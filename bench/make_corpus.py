@@ -4,7 +4,8 @@
 
 DEST becomes a project (it gets a `pyproject.toml`) holding
 - `stdlib/`: every `.py` file of the running interpreter's standard library,
-  without `site-packages/` and `__pycache__/` (about 1,800 files on Python 3.11);
+  without `site-packages/` and `__pycache__/` and without the three test-data files whose
+  encoding is deliberately broken (1,787 files on Python 3.11.7);
 - `labs/lab_NN/`: generated training packages (83 files each) that use torch, numpy,
   `random`, DataLoader and seeding in the ways real projects do, and import each other.
 
@@ -15,16 +16,28 @@ byte-identical files, so anyone can rebuild the corpus the figures were measured
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import shutil
 import sys
 import sysconfig
+import tokenize
 from pathlib import Path
 
 DATASETS_PER_LAB = 20
 MODELS_PER_LAB = 20
 UTILS_PER_LAB = 10
 SCRIPTS_PER_LAB = 28
+
+
+def decodable(data: bytes) -> bool:
+    """Whether the interpreter could read this as source (a few test files are deliberately not)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def copy_stdlib(dest: Path) -> int:
@@ -35,6 +48,8 @@ def copy_stdlib(dest: Path) -> int:
         rel = path.relative_to(src)
         if rel.parts[0] == "site-packages" or "__pycache__" in rel.parts:
             continue
+        if not decodable(path.read_bytes()):
+            continue  # repro-lint reports such files as errors (exit 2), which is not what is timed
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
@@ -217,6 +232,7 @@ def script_module(rng: random.Random, labs: list[str], lab: str, k: int) -> str:
     return f'''"""Train model {md} on dataset {ds} ({lab}, experiment {k})."""
 
 import argparse
+import io
 import random
 
 import numpy as np

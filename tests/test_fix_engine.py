@@ -66,8 +66,9 @@ def test_fixes_that_never_settle_are_refused(project, patch_rule):
     path = project("train.py", TRAIN)
 
     def endless(ctx, info, original):
+        n = len(info.constants)  # a new constant every time: the finding never goes
         yield ctx.finding("RPL104", info, (1, 0, 1, 1), "never happy", fix=Fix("add a line", "safe", (
-            InsertStatements("after-imports", "counter = 1"),)))
+            InsertStatements("after-imports", f"counter_{n} = 1"),)))
 
     patch_rule("RPL104", endless)
     outcome = fix(project.root)

@@ -340,3 +340,9 @@ def test_bad_template_is_reported_with_the_code():
     with pytest.raises(FixError) as exc:
         apply("x = 1\n", [InsertStatements("after-imports", "def (")], code="RPL777")
     assert exc.value.code == "RPL777" and "does not parse" in exc.value.message
+
+
+def test_statements_already_in_the_block_are_not_inserted_again():
+    src = "import os\n\nos.environ.setdefault('A', '1')\nx = 1\n"
+    edit = InsertStatements("after-imports", "{mod:os}.environ.setdefault('A', '1')", key="env")
+    assert apply(src, [edit]) == src

@@ -91,13 +91,13 @@ def test_interrupt_in_the_middle_of_writing(project, monkeypatch):
 
 def test_file_changed_on_disk_is_not_overwritten(project, monkeypatch):
     path = project("lib.py", GENERATOR)
-    real = fix_engine._FileFixer._verify
+    real = fix_engine._Engine.problem
 
     def edit_meanwhile(self, *args, **kwargs):
         path.write_text(GENERATOR + "print('edited in the editor')\n")
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(fix_engine._FileFixer, "_verify", edit_meanwhile)
+    monkeypatch.setattr(fix_engine._Engine, "problem", edit_meanwhile)
     outcome = fix(project.root)
     assert outcome.errors == ["lib.py: fix not written: it changed on disk while it was being fixed; not written"]
     assert path.read_text() == GENERATOR + "print('edited in the editor')\n"

@@ -32,6 +32,8 @@ class Report:
     files_checked: int = 0
     sources: dict[str, list[str]] = field(default_factory=dict)  # path -> lines, for display
     infos: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)
+    # every project file's facts by resolved path (not kept when the result came from the cache)
+    facts: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)
 
 
 def display_path(path: Path) -> str:
@@ -197,7 +199,7 @@ def run_check(
             errors.append(f"{info.path}: {message}")
             if verbose and "traceback" in info.extra:
                 errors.append(info.extra["traceback"].rstrip())
-    findings.extend(_run_rules(ctx, target_paths, errors, verbose))
+    findings.extend(_run_rules(ctx, target_paths, errors, verbose, jobs))
     findings.sort(key=lambda f: f.sort_key())
     # drop the exact duplicates a finding reached through two programs would give
     unique: list[Finding] = []
@@ -210,6 +212,7 @@ def run_check(
     report.findings = unique
     report.errors.extend(errors)
     report.infos = {info.path: info for info in target_infos.values()}
+    report.facts = infos
     report.files_checked = len(target_infos)
     cache.store("facts", infos)
     cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": report.infos})
@@ -228,31 +231,98 @@ def _side_inputs(root: Path) -> list:
     return out
 
 
-def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
-    index = ctx.index
+def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool, jobs: int = 1) -> Iterable[Finding]:
     out: list[Finding] = []
-    programs = []
+    programs: list = []
     try:
-        programs = ctx.programs
+        programs = ctx.programs  # built before any worker starts, so that every worker shares them
     except Exception as exc:  # pragma: no cover - a bug in the index
         errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
         if verbose:
             errors.append(traceback.format_exc().rstrip())
+    plan = _rule_plan(ctx, programs, target_paths)
+    parts = None
+    if jobs > 1 and len(plan) >= PARALLEL_MIN_UNITS and hasattr(os, "fork"):
+        parts = _check_in_workers(ctx, plan, target_paths, verbose, jobs)
+    if parts is None:
+        parts = [_check_units(ctx, plan, target_paths, verbose, 0, 1)]
+    # put the results back in plan order: the same findings and errors, in the same order
+    results = sorted((r for part in parts for r in part), key=lambda r: r[0])
+    for _, findings, unit_errors in results:
+        out.extend(findings)
+        errors.extend(unit_errors)
+    return out
+
+
+# Below this many rule calls, forking workers costs more than it saves.
+PARALLEL_MIN_UNITS = 200
+
+
+def _rule_plan(ctx: Context, programs: list, target_paths: set[str]) -> list[tuple]:
+    """Every (rule, unit, unit's info, slot) call of a check, in the order a single process
+    makes them. Calls with the same slot go to the same worker: the rules of one program
+    share what they compute about it."""
+    modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
+    plan: list[tuple] = []
     for code, spec in RULES.items():
         if spec.per == "module":
-            units = [(info, info) for info in index.modules.values() if info.path in target_paths]
+            plan.extend((code, spec, info, info, i) for i, info in enumerate(modules))
         else:
-            units = [(p, p.entry) for p in programs]
-        for unit, info in units:
-            try:
-                for finding in spec.check(ctx, unit):
-                    if finding.location.path in target_paths:
-                        out.append(finding)
-            except Exception as exc:
-                errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
-                if verbose:
-                    errors.append(traceback.format_exc().rstrip())
+            plan.extend((code, spec, p, p.entry, i) for i, p in enumerate(programs))
+    return plan
+
+
+def _check_units(ctx: Context, plan: list[tuple], target_paths: set[str], verbose: bool, part: int, n_parts: int) -> list[tuple]:
+    """(plan position, findings, errors) of the plan's calls whose slot falls to `part`.
+
+    A finding reached through many programs is kept once, the first time: the engine's
+    de-duplication keeps the first of equal findings too (equal findings sort equal), and
+    a large project can otherwise hold hundreds of thousands of copies at once."""
+    out = []
+    seen: set = set()
+    for pos, (code, spec, unit, info, slot) in enumerate(plan):
+        if slot % n_parts != part:
+            continue
+        findings: list[Finding] = []
+        unit_errors: list[str] = []
+        try:
+            for finding in spec.check(ctx, unit):
+                if finding.location.path in target_paths:
+                    sig = (finding.code, finding.location, finding.message)
+                    if sig not in seen:
+                        seen.add(sig)
+                        findings.append(finding)
+        except Exception as exc:
+            unit_errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
+            if verbose:
+                unit_errors.append(traceback.format_exc().rstrip())
+        out.append((pos, findings, unit_errors))
     return out
+
+
+# What forked rule workers read: set by the parent right before the fork, never pickled.
+_RULE_JOB: Optional[tuple] = None
+
+
+def _rule_worker(part: int) -> list[tuple]:
+    ctx, plan, target_paths, verbose, n_parts = _RULE_JOB  # type: ignore[misc]
+    return _check_units(ctx, plan, target_paths, verbose, part, n_parts)
+
+
+def _check_in_workers(ctx: Context, plan: list[tuple], target_paths: set[str], verbose: bool, jobs: int) -> Optional[list]:
+    """Rule calls split over forked workers that inherit the index and the programs; None
+    when processes cannot be started here (the caller then checks in this process)."""
+    global _RULE_JOB
+    import multiprocessing
+
+    _RULE_JOB = (ctx, plan, target_paths, verbose, jobs)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_rule_worker, range(jobs), chunksize=1)
+    except Exception:  # no processes here, or a result that cannot travel back: check in this process
+        return None
+    finally:
+        _RULE_JOB = None
 
 
 def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
@@ -334,14 +404,24 @@ def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleIn
     return info
 
 
-def check_facts(infos: dict[str, ModuleInfo], targets: set[str], cfg: Config, root: Path) -> tuple[list[Finding], list[str]]:
+def check_facts(
+    infos: dict[str, ModuleInfo], targets: set[str], cfg: Config, root: Path, entries: Optional[Iterable[str]] = None
+) -> tuple[list[Finding], list[str]]:
     """Run the rules over already extracted facts and report on `targets` (resolved paths).
 
     `infos` holds every project file's facts by resolved path, some of them possibly from
-    edited text that is not on disk: the fix engine re-checks its result this way."""
+    edited text that is not on disk: the fix engine re-checks its result this way. With
+    `entries` (module names, see `programs_reaching`), only the programs of those entry
+    points and of the targets themselves are built: the ones whose findings can change
+    when the targets change, at a fraction of a whole-project check's cost."""
     load_rules()
     index = ProjectIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
     ctx = Context(index=index, settings=cfg.settings())
+    if entries is not None:
+        wanted = set(entries) | {infos[k].module for k in targets if k in infos}
+        ctx._programs = [
+            index.program(index.modules[m]) for m in sorted(wanted) if m in index.modules and index.is_entry_point(index.modules[m])
+        ]
     findings: list[Finding] = []
     errors: list[str] = []
     paths = set()
@@ -366,3 +446,13 @@ def check_facts(infos: dict[str, ModuleInfo], targets: set[str], cfg: Config, ro
             seen.add(sig)
             unique.append(f)
     return unique, errors
+
+
+def programs_reaching(infos: dict[str, ModuleInfo], cfg: Config, root: Path) -> dict[str, set[str]]:
+    """For each module, the entry points (module names) whose programs reach it."""
+    index = ProjectIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
+    out: dict[str, set[str]] = {}
+    for entry in index.entry_points():
+        for mod in {m for m, _ in index.program(entry).scopes}:
+            out.setdefault(mod, set()).add(entry.module)
+    return out

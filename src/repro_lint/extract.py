@@ -51,11 +51,26 @@ def iter_calls(node: ast.AST) -> list[ast.Call]:
     leaves = _LEAVES
     AST = ast.AST
     Call = ast.Call
+    Attribute = ast.Attribute
     while stack:
         n = pop()
         t = type(n)
+        # the two commonest nodes, unrolled; children are pushed in the generic order
         if t is Call:
             out.append(n)  # type: ignore[arg-type]
+            push(n.func)  # type: ignore[attr-defined]
+            for x in n.args:  # type: ignore[attr-defined]
+                if type(x) not in leaves:
+                    push(x)
+            for kw in n.keywords:  # type: ignore[attr-defined]
+                if type(kw.value) not in leaves:
+                    push(kw.value)
+            continue
+        if t is Attribute:
+            v = n.value  # type: ignore[attr-defined]
+            if type(v) not in leaves:
+                push(v)
+            continue
         for f in fields.get(t, ()):
             v = getattr(n, f, None)
             if v is None:
@@ -144,6 +159,8 @@ class Extractor:
         end_col = getattr(node, "end_col_offset", None)
         if end_col is None:
             end_col = node.col_offset
+        if self.lines is None:  # an ASCII file: byte columns are character columns
+            return (line, node.col_offset, end_line, end_col)
         return (line, self.col(line, node.col_offset), end_line, self.col(end_line, end_col))
 
     def add(self, kind: str, node: ast.AST, **data: Any) -> Event:

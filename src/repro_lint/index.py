@@ -6,8 +6,8 @@ checking one changed file still knows that `utils.set_seed` seeds torch and nump
 
 from __future__ import annotations
 
+import functools
 import re
-from collections import deque
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -62,8 +62,12 @@ class ProjectIndex:
                     self.importers.setdefault(mod, set()).add(info.module)
         self._effects: dict[str, Effects] = {}
         self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._successor_cache: dict[tuple[ScopeRef, bool], tuple] = {}
-        self._by_name_refs: dict[str, tuple[ScopeRef, ...]] = {}
+        # the reach walk's numbering of scopes and its memoised edges (built on first use)
+        self._refs: Optional[list[ScopeRef]] = None
+        self._ref_ids: dict[ScopeRef, int] = {}
+        self._succ: dict[bool, list] = {}
+        self._by_name_ids: dict[str, tuple[int, ...]] = {}
+        self._has_events: Optional[bytearray] = None
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -190,6 +194,36 @@ class ProjectIndex:
         return eff
 
     def _scope_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
+        # Depth first with an explicit stack, in the order a recursive walk takes: call
+        # chains in a large project are deeper than Python's recursion limit.
+        self._own_effects(info, scope, eff)
+        stack = [(eff, self._callee_keys(info, scope))]
+        while stack:
+            top, pending = stack[-1]
+            for k in pending:
+                sub = self._effects.get(k)
+                if sub is None:
+                    sub = Effects()
+                    self._effects[k] = sub  # placeholder cuts recursion
+                    sub_info, fn = self.functions[k]
+                    self._own_effects(sub_info, fn.qual, sub)
+                    stack.append((sub, self._callee_keys(sub_info, fn.qual)))
+                    break
+                top.draws |= sub.draws
+                top.seeds |= sub.seeds
+                top.intent = top.intent or sub.intent
+            else:
+                stack.pop()
+                if stack:
+                    parent = stack[-1][0]
+                    parent.draws |= top.draws
+                    parent.seeds |= top.seeds
+                    parent.intent = parent.intent or top.intent
+
+    def _callee_keys(self, info: ModuleInfo, scope: str) -> Iterator[str]:
+        return (k for _, keys in self.callees(info, scope) for k in keys)
+
+    def _own_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
         for ev in info.events.get(scope, ()):
             if ev.kind == "draw":
                 eff.draws.add(ev.data["source"])
@@ -198,82 +232,98 @@ class ProjectIndex:
                 eff.seeds.update(srcs)
                 if srcs:
                     eff.intent = True
-        for _, keys in self.callees(info, scope):
-            for k in keys:
-                sub = self.effects(k)
-                eff.draws |= sub.draws
-                eff.seeds |= sub.seeds
-                eff.intent = eff.intent or sub.intent
 
     # -- programs ------------------------------------------------------------------
     def reach(self, starts: Iterable[ScopeRef], include_imports: bool = True) -> list[ScopeRef]:
         """Scopes reachable from `starts`: called functions, callbacks, imported modules' top level."""
-        seen: set[ScopeRef] = set()  # every ref ever queued: each is judged once, at its first pop
-        groups_done: set[str] = set()
-        order: list[ScopeRef] = []
-        queue: deque[ScopeRef] = deque()
-        for ref in starts:
-            if ref not in seen:
-                seen.add(ref)
-                queue.append(ref)
-        modules = self.modules
-        while queue:
-            ref = queue.popleft()
-            mod = modules.get(ref[0])
-            if mod is None:
-                continue
-            if ref[1] not in (MODULE_SCOPE, MAIN_SCOPE) and ref[1] not in mod.functions:
-                continue
-            order.append(ref)
-            for item in self._successors(mod, ref, include_imports):
-                if type(item) is str:
-                    # every function of a method name: once queued, all of them are seen
-                    if item in groups_done:
-                        continue
-                    groups_done.add(item)
-                    refs = self._by_name_refs[item]
-                else:
-                    refs = (item,)
-                for nxt in refs:
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        queue.append(nxt)
-        return order
+        refs = self._scope_refs()
+        return [refs[i] for i in self._bfs(starts, include_imports)]
 
-    def _successors(self, mod: ModuleInfo, ref: ScopeRef, include_imports: bool) -> tuple:
-        """What a scope leads to, in discovery order: scope refs, and method names standing
-        for all the functions of that name. Memoised: every program walks the shared code again."""
-        key = (ref, include_imports)
-        hit = self._successor_cache.get(key)
-        if hit is not None:
-            return hit
-        out: dict = {}  # ordered and without repeats
+    def _scope_refs(self) -> list[ScopeRef]:
+        """Every scope a program can reach, numbered: the walk marks numbers, not tuples."""
+        if self._refs is None:
+            refs: list[ScopeRef] = []
+            for info in self.modules.values():
+                refs.append((info.module, MODULE_SCOPE))
+                refs.append((info.module, MAIN_SCOPE))
+                refs.extend((info.module, q) for q in info.functions)
+            self._ref_ids = {r: i for i, r in enumerate(refs)}
+            self._refs = refs
+            self._succ = {True: [None] * len(refs), False: [None] * len(refs)}
+        return self._refs
+
+    def _bfs(self, starts: Iterable[ScopeRef], include_imports: bool) -> list[int]:
+        """Breadth-first order of the scope numbers reached from `starts` (each scope once,
+        at its first discovery: the same order as queueing every edge and skipping repeats)."""
+        self._scope_refs()
+        ids = self._ref_ids
+        succ = self._succ[include_imports]
+        groups = self._by_name_ids
+        seen = bytearray(len(succ))
+        groups_done: set[str] = set()
+        queue: list[int] = []
+        for ref in starts:
+            # a start can name a scope that does not exist (an unknown module or function)
+            i = ids.get(ref)
+            if i is not None and not seen[i]:
+                seen[i] = 1
+                queue.append(i)
+        append = queue.append
+        pos = 0
+        while pos < len(queue):
+            i = queue[pos]
+            pos += 1
+            items = succ[i]
+            if items is None:
+                items = succ[i] = self._successors(i, include_imports)
+            for x in items:
+                if x.__class__ is int:
+                    if not seen[x]:
+                        seen[x] = 1
+                        append(x)
+                elif x not in groups_done:
+                    # every function of a method name: once queued, all of them are seen
+                    groups_done.add(x)
+                    for y in groups[x]:
+                        if not seen[y]:
+                            seen[y] = 1
+                            append(y)
+        return queue
+
+    def _successors(self, i: int, include_imports: bool) -> tuple:
+        """What scope `i` leads to, in discovery order: scope numbers, and method names
+        standing for all the functions of that name. Computed once per index: every program
+        walks the same shared code again."""
+        ref = self._refs[i]  # type: ignore[index]
+        mod = self.modules[ref[0]]
+        ids = self._ref_ids
+        out: dict = {}  # ordered and without repeats; a scope that does not exist is never reached
         if include_imports and ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
             for target in self.imports_of.get(ref[0], ()):
-                out[(target, MODULE_SCOPE)] = None
+                out[ids.get((target, MODULE_SCOPE))] = None
         elif include_imports:
             # imports inside a function body run when it is called
             for imp in mod.imports:
                 if imp[5] == ref[1]:
                     target = self.module_of(imp[0], mod)
                     if target:
-                        out[(target, MODULE_SCOPE)] = None
+                        out[ids.get((target, MODULE_SCOPE))] = None
         for call, keys in self.callees(mod, ref[1]):
             if call[0] is None and len(keys) > 1:
                 # a call by method name fans out to many functions, the same for every caller
                 name = call[1]
-                if name not in self._by_name_refs:
-                    self._by_name_refs[name] = tuple(dict.fromkeys(self.scope_of(k) for k in keys))
+                if name not in self._by_name_ids:
+                    members = (ids.get(self.scope_of(k)) for k in keys)
+                    self._by_name_ids[name] = tuple(dict.fromkeys(j for j in members if j is not None))
                 out[name] = None
             else:
                 for k in keys:
-                    out[self.scope_of(k)] = None
+                    out[ids.get(self.scope_of(k))] = None
         if ref[1] in mod.hydra_mains:
             for k in self.hydra_targets(mod, mod.functions[ref[1]]):
-                out[self.scope_of(k)] = None
-        hit = tuple(out)
-        self._successor_cache[key] = hit
-        return hit
+                out[ids.get(self.scope_of(k))] = None
+        out.pop(None, None)
+        return tuple(out)
 
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
         """Project functions/classes named by `_target_:` lines in the Hydra config folder."""
@@ -302,25 +352,42 @@ class ProjectIndex:
         return False
 
     def entry_points(self) -> list[ModuleInfo]:
-        out = []
-        for info in self.modules.values():
-            if info.is_test:
-                continue
-            imported = bool(self.importers.get(info.module))
-            if info.hydra_mains:
-                out.append(info)
-            elif info.main_block is not None:
-                if imported and not self.trains(self.reach([(info.module, MAIN_SCOPE)], include_imports=False)):
-                    continue  # a library with a self-test
-                out.append(info)
-            elif info.module_work and not imported:
-                out.append(info)
-        return out
+        return [info for info in self.modules.values() if self.is_entry_point(info)]
+
+    def is_entry_point(self, info: ModuleInfo) -> bool:
+        if info.is_test:
+            return False
+        imported = bool(self.importers.get(info.module))
+        if info.hydra_mains:
+            return True
+        if info.main_block is not None:
+            # a library with a self-test is not
+            return not imported or self.trains(self.reach([(info.module, MAIN_SCOPE)], include_imports=False))
+        return info.module_work and not imported
 
     def program(self, entry: ModuleInfo) -> "Program":
         starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]
         starts += [(entry.module, q) for q in entry.hydra_mains]
-        return Program(self, entry, self.reach(starts))
+        order = self._bfs(starts, True)
+        refs = self._refs
+        program = Program(self, entry, [refs[i] for i in order])  # type: ignore[index]
+        flags = self._event_flags()
+        program._event_ids = [i for i in order if flags[i]]
+        return program
+
+    def _event_flags(self) -> bytearray:
+        """1 for each numbered scope that has events: most scopes have none, and a program's
+        event queries then skip them without looking them up."""
+        if self._has_events is None:
+            self._scope_refs()
+            flags = bytearray(len(self._ref_ids))
+            for info in self.modules.values():
+                for scope, events in info.events.items():
+                    i = self._ref_ids.get((info.module, scope))
+                    if events and i is not None:
+                        flags[i] = 1
+            self._has_events = flags
+        return self._has_events
 
 
 class Program:
@@ -330,11 +397,23 @@ class Program:
         self.index = index
         self.entry = entry
         self.scopes = scopes
-        self.scope_set = set(scopes)
+        # numbers of the scopes (in `scopes` order) that have events, when the index made the program
+        self._event_ids: Optional[list[int]] = None
+
+    @functools.cached_property
+    def scope_set(self) -> set[ScopeRef]:
+        # built on first use: a program can reach tens of thousands of scopes
+        return set(self.scopes)
 
     def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
-        for mod, scope in self.scopes:
-            info = self.index.modules[mod]
+        modules = self.index.modules
+        if self._event_ids is not None:
+            refs = self.index._refs
+            scopes: Iterable[ScopeRef] = [refs[i] for i in self._event_ids]  # type: ignore[index]
+        else:
+            scopes = self.scopes
+        for mod, scope in scopes:
+            info = modules[mod]
             for ev in info.events.get(scope, ()):
                 if not kinds or ev.kind in kinds:
                     yield info, scope, ev

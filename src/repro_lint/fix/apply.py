@@ -280,12 +280,23 @@ class Planner:
             raise FixError(code, f"unknown insertion point `{edit.where}`")
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
         stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+        if self._already_there(block, stmts):
+            return
         point = self.points.get((id(block), index))
         if not edit.key and point is not None and any(
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
         self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style))
+
+    def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
+        """Whether the block already holds every statement to insert (the fix was applied,
+        but the finding stays: inserting again would never settle)."""
+        body = getattr(block, "body", ())
+        if not isinstance(body, (list, tuple)):
+            return False
+        present = {_code(self.module, s) for s in body}
+        return all(_code(self.module, s) in present for s in stmts)
 
     def _assigned_at(self, name: str) -> Optional[int]:
         """Module-level statement index of the first assignment of a module constant."""
@@ -343,6 +354,13 @@ class Planner:
                         _strip_blank_lines(s.visit(inner)) if id(s) in self.moved else s for s in item.stmts
                     ]
         return self.module.visit(_Transformer(self, blocks=True)).code
+
+
+def _code(module: cst.Module, stmt: cst.CSTNode) -> str:
+    """A statement's code without the blank lines and comments above it."""
+    if hasattr(stmt, "leading_lines"):
+        stmt = stmt.with_changes(leading_lines=[])
+    return module.code_for_node(stmt).strip()
 
 
 def _strip_blank_lines(stmt):

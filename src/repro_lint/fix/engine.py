@@ -1,12 +1,14 @@
 """The fix engine: rules describe edits as data (`edits`), one engine applies them.
 
-`apply_fixes` fixes each file that has fixable findings, one file at a time:
-1. the fixes of its findings (safe ones; unsafe ones too with `unsafe=True`) are applied
-   (`apply.Planner`);
-2. the new text is checked again in memory, against the same project, and the fixes of
-   what is still fixable are applied, for a few rounds, until nothing changes;
-3. the result must parse and must not have findings the original did not have. Otherwise
-   the file is left as it was and the failure is reported with the rule codes to blame;
+`apply_fixes` fixes every file that has fixable findings, in rounds:
+1. each file gets the fixes of its findings (safe ones; unsafe ones too with `unsafe=True`),
+   applied by `apply.Planner`; the result must compile;
+2. the new texts are checked again, in memory, against the same project (one check for all
+   the files changed in the round, building only the programs that reach them), and the
+   fixes of what is still fixable are applied in the next round, until nothing changes;
+3. each file's result must not have findings or errors its original did not have.
+   Otherwise that file is left as it was and the failure is reported with the rule codes
+   to blame (found by applying each rule's fixes alone);
 4. the file is written atomically (`writer`), in its own encoding and line endings, unless
    it changed on disk meanwhile. With `write=False` only the diff is produced.
 """
@@ -23,7 +25,7 @@ from typing import Callable, Optional
 
 from repro_lint import catalog
 from repro_lint.config import Config
-from repro_lint.engine import Report, check_facts, extract_source, project_facts, select
+from repro_lint.engine import Report, check_facts, extract_source, programs_reaching, project_facts, select
 from repro_lint.findings import Finding
 from repro_lint.fix.apply import FixError, Planner
 from repro_lint.fix.source import SourceError, SourceFile
@@ -62,6 +64,11 @@ def finding_key(f: Finding) -> tuple:
     return (f.code, re.sub(r"\d+", "#", f.message))
 
 
+def _error_key(error: str) -> str:
+    """An error line without the details that vary from run to run (a recursion depth)."""
+    return re.sub(r"(internal error in rule \w+): .*", r"\1", error)
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
     a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
@@ -73,127 +80,7 @@ def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(out)
 
 
-class _FileFixer:
-    """Fixes one file against the project's facts."""
-
-    def __init__(self, engine: "_Engine", display: str, findings: list) -> None:
-        self.e = engine
-        self.display = display
-        self.path = Path(display)
-        self.key = str(self.path.resolve())
-        self.findings = findings
-
-    def _check(self, text_bytes: bytes) -> tuple[ModuleInfo, list, list]:
-        info = extract_source(self.path, text_bytes, self.e.cfg, self.e.root)
-        facts = dict(self.e.facts)
-        facts[self.key] = info
-        found, errors = check_facts(facts, {self.key}, self.e.cfg, self.e.root)
-        report = Report(root=self.e.root, findings=found, infos={info.path: info})
-        return info, self.e.selector(report), errors
-
-    def run(self) -> Optional[tuple[SourceFile, "_Result"]]:
-        try:
-            src = SourceFile.read(self.path)
-        except (OSError, SourceError) as exc:
-            raise _Failed(_codes(self.findings), f"cannot read it: {exc}")
-        known = self.e.facts.get(self.key)
-        if known is not None and known.digest != hashlib.blake2b(src.raw, digest_size=16).hexdigest():
-            raise _Failed(_codes(self.findings), "it changed on disk while it was being checked")
-        try:
-            _, baseline, base_errors = self._check(src.raw)
-            result = self._rounds(src, self.findings, baseline)
-            if result.text == src.text:
-                return None
-            self._verify(src, result, baseline, base_errors)
-        except SourceError as exc:
-            raise _Failed(_codes(self.findings), str(exc))
-        return src, result
-
-    def _rounds(self, src: SourceFile, todo: list, baseline: list, only: Optional[str] = None) -> "_Result":
-        """Apply fixes until nothing changes; `only`: the fixes of that rule alone."""
-        result = _Result(src.text, None, 0, baseline, [], set())
-        for _ in range(self.e.settings["rounds"]):
-            todo = [f for f in todo if self.e.allowed(f) and (only is None or f.code == only)]
-            if not todo:
-                return result
-            new = self._apply(result.text, todo)
-            if new == result.text:
-                return result
-            self._parses(new, todo)
-            info, after, errors = self._check(src.encode(new))
-            if info.error is not None:
-                raise _Failed(_codes(todo), f"the fixed file cannot be analysed: {info.error[1]}")
-            result.fixed += _count_fixed(todo, result.findings, after)
-            result.codes.update(f.code for f in todo)
-            result.text, result.info, result.findings, result.errors = new, info, after, errors
-            todo = [f for f in after if f.location.path == info.path]
-        todo = [f for f in todo if self.e.allowed(f) and (only is None or f.code == only)]
-        if todo and self._apply(result.text, todo) != result.text:
-            raise _Failed(_codes(todo), f"fixes did not settle after {self.e.settings['rounds']} rounds")
-        return result
-
-    def _apply(self, text: str, findings: list) -> str:
-        planner = Planner(text, str(self.e.cfg.seed), self.e.project_roots, self.e.settings["aliases"])
-        for f in findings:
-            try:
-                planner.add(f.fix, f.code)
-            except FixError as exc:
-                raise _Failed([exc.code], exc.message)
-        try:
-            return planner.build()
-        except FixError as exc:
-            raise _Failed([exc.code], exc.message)
-
-    def _parses(self, text: str, todo: list) -> None:
-        try:
-            compile(text, self.display, "exec", dont_inherit=True)  # the parser's and the compiler's checks
-        except (SyntaxError, ValueError) as exc:
-            where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
-            raise _Failed(_codes(todo), f"the fixed file does not compile: {getattr(exc, 'msg', exc)}{where}")
-
-    def _verify(self, src: SourceFile, result: "_Result", baseline: list, base_errors: list) -> None:
-        """No new errors, and no finding the original did not have (`revealed-by-intent` aside)."""
-        new_errors = [e for e in result.errors if e not in base_errors]
-        if new_errors:
-            raise _Failed(sorted(result.codes), f"checking the fixed file fails: {new_errors[0]}")
-        added = Counter(finding_key(f) for f in result.findings if not f.code.startswith(self.e.settings["exempt"]))
-        added.subtract(Counter(finding_key(f) for f in baseline))
-        new = [f for f in result.findings if added[finding_key(f)] > 0]
-        if new:
-            first = new[0]
-            raise _Failed(
-                self._blame(src, baseline, sorted(result.codes)),
-                f"the fixed file would have a new finding {first.code} at line {first.location.line} ({first.message})",
-            )
-
-    def _blame(self, src: SourceFile, baseline: list, codes: list) -> list:
-        """The rule codes whose fixes alone already give a new finding (all codes if none does alone)."""
-        if len(codes) == 1:
-            return codes
-        guilty = []
-        for code in codes:
-            try:
-                alone = self._rounds(src, self.findings, baseline, only=code)
-                if alone.text != src.text:
-                    self._verify(src, alone, baseline, [])
-            except _Failed:
-                guilty.append(code)
-        return guilty or codes
-
-
-@dataclass
-class _Result:
-    """Where the rounds of fixing a file got to."""
-
-    text: str
-    info: Optional[ModuleInfo]
-    fixed: int
-    findings: list  # selected findings of the file with `text`
-    errors: list
-    codes: set  # rules whose fixes were applied
-
-
-def _codes(findings: list) -> list:
+def _codes(findings) -> list:
     return sorted({f.code for f in findings})
 
 
@@ -205,19 +92,177 @@ def _count_fixed(todo: list, before: list, after: list) -> int:
     return sum(min(n, max(0, b[k] - a[k])) for k, n in t.items())
 
 
+@dataclass(eq=False)
+class _File:
+    """One file on its way through the rounds."""
+
+    display: str
+    key: str  # resolved path
+    src: SourceFile
+    todo: list  # findings whose fixes the next round applies
+    baseline: list = field(default_factory=list)  # selected findings of the original
+    base_errors: list = field(default_factory=list)
+    text: str = ""
+    info: Optional[ModuleInfo] = None
+    findings: list = field(default_factory=list)  # selected findings of `text`
+    errors: list = field(default_factory=list)
+    fixed: int = 0
+    codes: set = field(default_factory=set)  # rules whose fixes were applied
+    failure: Optional[_Failed] = None
+    start: list = field(default_factory=list)  # the findings it started with
+
+    def fresh(self) -> "_File":
+        """The same file back at its start."""
+        return _File(
+            self.display, self.key, self.src, list(self.start), self.baseline, self.base_errors, self.src.text,
+            findings=self.baseline, errors=self.base_errors, start=self.start,
+        )
+
+
 class _Engine:
     def __init__(self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool) -> None:
-        self.report = report
         self.cfg = cfg
         self.unsafe = unsafe
         self.root = report.root
         self.selector = selector
         self.settings = _settings()
-        self.facts = project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
+        self.facts = dict(report.facts) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
         self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
+        # re-checks build only the programs that reach the files checked (found once, on the original)
+        self.reaching = programs_reaching(self.facts, cfg, report.root)
 
-    def allowed(self, f: Finding) -> bool:
-        return f.fixable and (f.fix.safety == "safe" or self.unsafe)  # type: ignore[union-attr]
+    def allowed(self, f: Finding, only: Optional[str] = None) -> bool:
+        return f.fixable and (f.fix.safety == "safe" or self.unsafe) and (only is None or f.code == only)  # type: ignore[union-attr]
+
+    # -- checking texts in memory --------------------------------------------------------
+    def check(self, files: list, targets: list) -> dict:
+        """Check `targets` (files) with every file of `files` at its current text.
+
+        Returns display -> (facts, selected findings, errors) for the targets."""
+        facts = dict(self.facts)
+        infos = {}
+        wanted = {id(f) for f in targets}
+        for f in files:
+            if f.text != f.src.text or id(f) in wanted:
+                info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root)
+                facts[f.key] = info
+                infos[f.key] = info
+        entries: set = set()
+        for f in targets:
+            entries |= self.reaching.get(infos[f.key].module, set())
+        found, errors = check_facts(facts, {f.key for f in targets}, self.cfg, self.root, entries=entries)
+        shown = {infos[f.key].path: infos[f.key] for f in targets}
+        selected = self.selector(Report(root=self.root, findings=found, infos=shown))
+        out = {}
+        for f in targets:
+            info = infos[f.key]
+            out[f.display] = (
+                info,
+                [x for x in selected if x.location.path == info.path],
+                [e for e in errors if e.startswith(f"{info.path}: ")],
+            )
+        return out
+
+    # -- rounds ----------------------------------------------------------------------------
+    def apply(self, text: str, findings: list) -> str:
+        planner = Planner(text, str(self.cfg.seed), self.project_roots, self.settings["aliases"])
+        for f in findings:
+            try:
+                planner.add(f.fix, f.code)
+            except FixError as exc:
+                raise _Failed([exc.code], exc.message)
+        try:
+            return planner.build()
+        except FixError as exc:
+            raise _Failed([exc.code], exc.message)
+
+    def rounds(self, files: list, only: Optional[str] = None) -> None:
+        """Fix `files` until nothing changes (`only`: the fixes of that rule alone); a file
+        that fails gets its `failure` and goes back to its original text."""
+        for _ in range(self.settings["rounds"]):
+            changed: dict = {}
+            for f in files:
+                todo = [x for x in f.todo if self.allowed(x, only)]
+                if f.failure is not None or not todo:
+                    continue
+                try:
+                    new = self.apply(f.text, todo)
+                    if new != f.text:
+                        self._compiles(f, new, todo)
+                        changed[f.display] = (new, todo)
+                except (_Failed, SourceError) as exc:
+                    self._fail(f, exc, todo)
+            if not changed:
+                return
+            old = {f.display: f.text for f in files}
+            targets = [f for f in files if f.display in changed]
+            for f in targets:
+                f.text = changed[f.display][0]
+            try:
+                results = self.check(files, targets)
+            except SourceError as exc:
+                for f in targets:
+                    f.text = old[f.display]
+                    self._fail(f, exc, changed[f.display][1])
+                continue
+            for f in targets:
+                info, after, errors = results[f.display]
+                todo = changed[f.display][1]
+                if info.error is not None:
+                    f.text = old[f.display]
+                    self._fail(f, _Failed(_codes(todo), f"the fixed file cannot be analysed: {info.error[1]}"), todo)
+                    continue
+                f.fixed += _count_fixed(todo, f.findings, after)
+                f.codes.update(x.code for x in todo)
+                f.info, f.findings, f.errors, f.todo = info, after, errors, after
+        for f in files:
+            todo = [x for x in f.todo if self.allowed(x, only)]
+            if f.failure is None and todo:
+                try:
+                    settled = self.apply(f.text, todo) == f.text
+                except _Failed as exc:
+                    self._fail(f, exc, todo)
+                    continue
+                if not settled:
+                    self._fail(f, _Failed(_codes(todo), f"fixes did not settle after {self.settings['rounds']} rounds"), todo)
+
+    @staticmethod
+    def _fail(f: _File, exc: Exception, todo: list) -> None:
+        f.failure = exc if isinstance(exc, _Failed) else _Failed(_codes(todo), str(exc))
+        f.text = f.src.text
+
+    def _compiles(self, f: _File, text: str, todo: list) -> None:
+        try:
+            compile(text, f.display, "exec", dont_inherit=True)  # the parser's and the compiler's checks
+        except (SyntaxError, ValueError) as exc:
+            where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+            raise _Failed(_codes(todo), f"the fixed file does not compile: {getattr(exc, 'msg', exc)}{where}")
+
+    def problem(self, f: _File) -> Optional[str]:
+        """What is wrong with a fixed file's result: an error or a finding its original lacks."""
+        base = {_error_key(e) for e in f.base_errors}
+        new_errors = [e for e in f.errors if _error_key(e) not in base]
+        if new_errors:
+            return f"checking the fixed file fails: {new_errors[0]}"
+        added = Counter(finding_key(x) for x in f.findings if not x.code.startswith(self.settings["exempt"]))
+        added.subtract(Counter(finding_key(x) for x in f.baseline))
+        new = [x for x in f.findings if added[finding_key(x)] > 0]
+        if new:
+            return f"the fixed file would have a new finding {new[0].code} at line {new[0].location.line} ({new[0].message})"
+        return None
+
+    def blame(self, f: _File) -> list:
+        """The rule codes whose fixes alone already make the file fail (all if none does alone)."""
+        codes = sorted(f.codes)
+        if len(codes) <= 1:
+            return codes
+        guilty = []
+        for code in codes:
+            alone = f.fresh()
+            self.rounds([alone], only=code)
+            if alone.failure is not None or (alone.text != f.src.text and self.problem(alone)):
+                guilty.append(code)
+        return guilty or codes
 
 
 def apply_fixes(
@@ -242,29 +287,43 @@ def apply_fixes(
     if not by_file:
         return outcome
     engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache)
+    files: list[_File] = []
     for display in sorted(by_file):
-        fixer = _FileFixer(engine, display, by_file[display])
+        path = Path(display)
         try:
-            result = fixer.run()
-        except _Failed as exc:
-            outcome.errors.append(f"{display}: {', '.join(exc.codes)}: fix not applied: {exc.reason}")
+            src = SourceFile.read(path)
+        except (OSError, SourceError) as exc:
+            outcome.errors.append(f"{display}: {', '.join(_codes(by_file[display]))}: fix not applied: cannot read it: {exc}")
             continue
-        if result is None:
+        known = engine.facts.get(str(path.resolve()))
+        if known is not None and known.digest != hashlib.blake2b(src.raw, digest_size=16).hexdigest():
+            outcome.errors.append(f"{display}: fix not applied: it changed on disk while it was being checked")
             continue
-        src, res = result
-        text, info, fixed = res.text, res.info, res.fixed
+        files.append(_File(display, str(path.resolve()), src, by_file[display], text=src.text, start=by_file[display]))
+    if not files:
+        return outcome
+    base = engine.check(files, files)
+    for f in files:
+        _, f.baseline, f.base_errors = base[f.display]
+        f.findings, f.errors = f.baseline, f.base_errors
+    engine.rounds(files)
+    for f in files:
+        if f.failure is None and f.text != f.src.text:
+            reason = engine.problem(f)
+            if reason is not None:
+                f.failure = _Failed(engine.blame(f), reason)
+        if f.failure is not None:
+            outcome.errors.append(f"{f.display}: {', '.join(f.failure.codes)}: fix not applied: {f.failure.reason}")
+            continue
+        if f.text == f.src.text:
+            continue
         if write:
             try:
-                write_atomic(src.path, src.encode(text), src.raw)
-            except ChangedOnDisk as exc:
-                outcome.errors.append(f"{display}: fix not written: {exc}")
+                write_atomic(f.src.path, f.src.encode(f.text), f.src.raw)
+            except (ChangedOnDisk, OSError, SourceError) as exc:
+                outcome.errors.append(f"{f.display}: fix not written: {exc}")
                 continue
-            except (OSError, SourceError) as exc:
-                outcome.errors.append(f"{display}: fix not written: {exc}")
-                continue
-        if info is not None:
-            engine.facts[fixer.key] = info  # later files are checked against the fixed one
-        outcome.fixed += fixed
-        outcome.diff += unified_diff(display, src.text, text)
-        outcome.changed_paths.append(display)
+        outcome.fixed += f.fixed
+        outcome.diff += unified_diff(f.display, f.src.text, f.text)
+        outcome.changed_paths.append(f.display)
     return outcome

@@ -1,6 +1,7 @@
 """On-disk cache in `.repro_lint_cache/` at the project root.
 
-Two layers, both keyed by the tool version and the configuration:
+Two layers, both keyed by the tool's code (version plus a digest of its source and rule
+catalogs, so an edited rule never reads results of the old one) and the configuration:
 - facts: the extracted `ModuleInfo` of every file, keyed by its content hash;
 - results: the findings of a whole run, keyed by the digest of every file's content hash.
 The cache is never trusted over the files: anything unreadable, corrupt or from another
@@ -9,6 +10,7 @@ version is ignored and rebuilt, and writes are atomic (temporary file, then rena
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -21,11 +23,27 @@ from repro_lint import __version__
 CACHE_DIR = ".repro_lint_cache"
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Digest of this package's Python files and the rule catalogs it reads."""
+    from repro_lint import catalog
+
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    package = Path(__file__).resolve().parent
+    files = sorted(package.rglob("*.py")) + sorted(Path(catalog.rules_dir()).rglob("*.toml"))
+    for path in files:
+        try:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode())
+    return digest.hexdigest()
+
+
 class Cache:
     def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
         self.enabled = enabled
         self.dir = root / CACHE_DIR
-        self.key = hashlib.blake2b(f"{__version__}|{key}".encode(), digest_size=8).hexdigest()
+        self.key = hashlib.blake2b(f"{code_fingerprint()}|{key}".encode(), digest_size=8).hexdigest()
 
     def _path(self, kind: str) -> Path:
         return self.dir / f"{kind}-{self.key}.pickle"
@@ -38,7 +56,7 @@ class Cache:
                 payload = pickle.load(fh)
         except Exception:  # a missing, corrupt or incompatible cache is simply rebuilt
             return None
-        if not isinstance(payload, dict) or payload.get("version") != __version__:
+        if not isinstance(payload, dict) or payload.get("version") != code_fingerprint():
             return None
         return payload.get("data")
 
@@ -52,7 +70,7 @@ class Cache:
                 gitignore.write_text("# created by repro-lint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{kind}-", suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump({"version": __version__, "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump({"version": code_fingerprint(), "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self._path(kind))
         except OSError:
             # a read-only tree still gets checked, just without a cache

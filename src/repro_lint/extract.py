@@ -11,10 +11,11 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from sys import intern
 from typing import Any, Callable, Optional
 
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ClassInfo, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
 
 # Hooks registered by rule families: called for every call / assignment / with-statement.
@@ -32,7 +33,7 @@ _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "
 
 # Child fields that can hold expressions, per node type; leaves are never pushed.
 # A hand-rolled walk: `ast.walk` costs about three times as much on large trees.
-_NOT_CHILD = {"ctx", "type_comment", "id", "arg", "attr", "name", "names", "module", "level", "kind", "is_async", "conversion", "op", "value_str"}
+_NOT_CHILD = {"ctx", "type_comment", "id", "arg", "attr", "name", "names", "module", "level", "kind", "is_async", "conversion", "op", "ops", "value_str"}
 _FIELDS = {
     cls: tuple(f for f in cls._fields if f not in _NOT_CHILD)
     for cls in (getattr(ast, n) for n in dir(ast))
@@ -154,11 +155,13 @@ class Extractor:
         return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
-        line = node.lineno
-        end_line = getattr(node, "end_lineno", None) or line
-        end_col = getattr(node, "end_col_offset", None)
+        line = node.lineno  # type: ignore[attr-defined]
+        end_line = node.end_lineno  # type: ignore[attr-defined]
+        if end_line is None or end_line == line:
+            end_line = line  # one int object for both: facts of a large project add up
+        end_col = node.end_col_offset  # type: ignore[attr-defined]
         if end_col is None:
-            end_col = node.col_offset
+            end_col = node.col_offset  # type: ignore[attr-defined]
         if self.lines is None:  # an ASCII file: byte columns are character columns
             return (line, node.col_offset, end_line, end_col)
         return (line, self.col(line, node.col_offset), end_line, self.col(end_line, end_col))
@@ -171,7 +174,10 @@ class Extractor:
         return ev
 
     def add_call(self, target: Optional[str], method: Optional[str], node: ast.AST) -> None:
-        self.info.calls.setdefault(self.scope, []).append((target, method, *self.span(node)))
+        # names repeat across a project: interned, each is held once however often it is called
+        self.info.calls.setdefault(self.scope, []).append(
+            (target and intern(target), method and intern(method), *self.span(node))
+        )
 
     def text_of(self, node: ast.AST) -> str:
         try:
@@ -503,7 +509,7 @@ class Extractor:
                 name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
-            self.add_call(None, method, node)
+            self.add_call(self._receiver_class(func.value), method, node)
         elif type(func) is ast.Name:
             # an unbound plain name: a builtin, a star import or an undefined helper
             if m.looks_like_seeder(func.id):
@@ -517,6 +523,23 @@ class Extractor:
         for hook in CALL_HOOKS:
             hook(self, node, qual)
 
+    def _receiver_class(self, recv: ast.AST) -> Optional[str]:
+        """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the
+        class, so that the index looks `m` up in the class hierarchy instead of matching
+        every project function called `m`."""
+        fn = self.func
+        if fn is None or fn.class_name is None:
+            return None
+        if type(recv) is ast.Name:
+            if not fn.params or recv.id != fn.params[0] or recv.id not in ("self", "cls"):
+                return None
+            kind = SELF_CALL
+        elif type(recv) is ast.Call and type(recv.func) is ast.Name and recv.func.id == "super":
+            kind = SUPER_CALL
+        else:
+            return None
+        return kind + self.scope.rpartition(".")[0]
+
     def _maybe_ref(self, arg: ast.AST) -> None:
         if type(arg) is ast.Name or type(arg) is ast.Attribute:
             qual = self.r.qualify(arg)
@@ -526,6 +549,14 @@ class Extractor:
     def _resolved_call(self, node: ast.Call, qual: str) -> None:
         m = self.m
         root = qual.split(".", 1)[0]
+        if root not in m.catalog_roots and qual not in m.catalog_names:
+            # the common case: a project, standard-library or unknown callee
+            if root in m.external_roots:
+                return
+            if m.looks_like_seeder(qual):
+                self._seed_candidate(node, qual)
+            self.add_call(qual, None, node)
+            return
         spec = m.seeders.get(qual)
         if spec is not None:
             if spec.requires_arg and not node.args and not node.keywords:

@@ -24,9 +24,14 @@ class Effects:
     __slots__ = ("draws", "seeds", "intent")
 
     def __init__(self) -> None:
-        self.draws: set[str] = set()
-        self.seeds: set[str] = set()
+        # frozensets, the empty one shared: a project has one of these per function and
+        # most are empty (never changed in place: unions rebind)
+        self.draws: frozenset[str] = _NONE
+        self.seeds: frozenset[str] = _NONE
         self.intent = False
+
+
+_NONE: frozenset = frozenset()
 
 
 class ProjectIndex:
@@ -66,8 +71,15 @@ class ProjectIndex:
         self._refs: Optional[list[ScopeRef]] = None
         self._ref_ids: dict[ScopeRef, int] = {}
         self._succ: dict[bool, list] = {}
-        self._by_name_ids: dict[str, tuple[int, ...]] = {}
+        self._by_name_ids: dict[tuple[str, str], tuple[int, ...]] = {}
         self._has_events: Optional[bytearray] = None
+        self._by_kind: Optional[list] = None
+        self._method_cache: dict[tuple, tuple[str, ...]] = {}
+        self._visible: dict[str, int] = {}
+        self.module_ids = {name: i for i, name in enumerate(self.modules)}
+        self._subclasses: Optional[dict[str, list[str]]] = None
+        self._bases_cache: dict[str, list[str]] = {}
+        self._named_by_module: Optional[dict[str, dict[str, list[str]]]] = None
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -119,7 +131,11 @@ class ProjectIndex:
 
     def class_bases(self, key: str, seen: Optional[set] = None) -> list[str]:
         """Project classes in the hierarchy of `key` (itself first) and external base names."""
-        seen = seen if seen is not None else set()
+        if seen is None:
+            hit = self._bases_cache.get(key)
+            if hit is None:
+                hit = self._bases_cache[key] = self.class_bases(key, set())
+            return hit
         if key in seen or key not in self.classes:
             return []
         seen.add(key)
@@ -156,14 +172,96 @@ class ProjectIndex:
     def callees(self, info: ModuleInfo, scope: str) -> Iterator[tuple[tuple, tuple[str, ...]]]:
         """Each recorded call of a scope with the project functions it may reach."""
         for call in info.calls.get(scope, ()):
-            target, method = call[0], call[1]
-            if target is not None:
-                keys = self.resolve(target, info)
+            target = call[0]
+            if target is None or target[0] == "@":
+                keys = self.method_targets(call[1], info, target)
             else:
-                # unknown receiver or unbound name: every project function of that name
-                keys = tuple(self.by_name.get(method, ()))
+                keys = self.resolve(target, info)
             if keys:
                 yield call, keys
+
+    def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
+        """Project functions a call by method name can reach.
+
+        `self.m()` / `super().m()` look `m` up in the class hierarchy (overrides in project
+        subclasses included for `self`). Any other receiver, or an unbound name, matches the
+        functions called `m` in the modules the calling module imports, directly or not: an
+        object's class is defined in a module that was loaded, and matching every function
+        of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
+        key = (method, info.module, marker)
+        hit = self._method_cache.get(key)
+        if hit is not None:
+            return hit
+        if marker is not None:
+            kind, _, cls = marker.partition(":")
+            cls_key = f"{info.module}.{cls}" if info.module else cls
+            out = self._class_lookup(cls_key, method, kind == "@super")
+        else:
+            out = self._visible_named(method, self.visible_modules(info.module))
+        self._method_cache[key] = out
+        return out
+
+    def _visible_named(self, method: str, visible: int) -> tuple[str, ...]:
+        """Functions called `method` defined in the `visible` modules, in project order."""
+        if self._named_by_module is None:
+            # by_name lists a module's functions together and modules in project order, so
+            # the groups concatenated in insertion order keep the project order
+            table: dict[str, dict[str, list[str]]] = {}
+            for n, keys in self.by_name.items():
+                per: dict[str, list[str]] = {}
+                for k in keys:
+                    per.setdefault(self.functions[k][0].module, []).append(k)
+                table[n] = per
+            self._named_by_module = table
+        per = self._named_by_module.get(method)
+        if not per:
+            return ()
+        ids = self.module_ids
+        return tuple(k for mod, group in per.items() if visible >> ids[mod] & 1 for k in group)
+
+    def _class_lookup(self, cls_key: str, method: str, skip_own: bool) -> tuple[str, ...]:
+        hierarchy = self.class_bases(cls_key)
+        out: list[str] = []
+        for c in hierarchy[1:] if skip_own else hierarchy:
+            if c in self.classes and f"{c}.{method}" in self.functions:
+                out.append(f"{c}.{method}")
+                break  # the first definition along the bases is the one that runs
+        if not skip_own:
+            out.extend(k for sub in self.subclasses(cls_key) if (k := f"{sub}.{method}") in self.functions)
+        return tuple(dict.fromkeys(out))
+
+    def subclasses(self, cls_key: str) -> list[str]:
+        """Project classes deriving from `cls_key`, directly or not."""
+        if self._subclasses is None:
+            below: dict[str, list[str]] = {}
+            for key in self.classes:
+                for base in self.class_bases(key)[1:]:
+                    if base in self.classes:
+                        below.setdefault(base, []).append(key)
+            self._subclasses = below
+        return self._subclasses.get(cls_key, [])
+
+    def visible_modules(self, module: str) -> int:
+        """`module` and every project module it imports, directly or not (imports inside
+        functions included), as a bit set over `module_ids`: a large project has thousands
+        of modules that each see hundreds."""
+        hit = self._visible.get(module)
+        if hit is None:
+            ids = self.module_ids
+            mask = 1 << ids[module]
+            stack = [module]
+            while stack:
+                for target in self.imports_of.get(stack.pop(), ()):
+                    bit = 1 << ids[target]
+                    if not mask & bit:
+                        done = self._visible.get(target)
+                        if done is not None:
+                            mask |= done
+                        else:
+                            mask |= bit
+                            stack.append(target)
+            hit = self._visible[module] = mask
+        return hit
 
     def scope_of(self, key: str) -> ScopeRef:
         info, fn = self.functions[key]
@@ -209,15 +307,19 @@ class ProjectIndex:
                     self._own_effects(sub_info, fn.qual, sub)
                     stack.append((sub, self._callee_keys(sub_info, fn.qual)))
                     break
-                top.draws |= sub.draws
-                top.seeds |= sub.seeds
+                if sub.draws:
+                    top.draws |= sub.draws
+                if sub.seeds:
+                    top.seeds |= sub.seeds
                 top.intent = top.intent or sub.intent
             else:
                 stack.pop()
                 if stack:
                     parent = stack[-1][0]
-                    parent.draws |= top.draws
-                    parent.seeds |= top.seeds
+                    if top.draws:
+                        parent.draws |= top.draws
+                    if top.seeds:
+                        parent.seeds |= top.seeds
                     parent.intent = parent.intent or top.intent
 
     def _callee_keys(self, info: ModuleInfo, scope: str) -> Iterator[str]:
@@ -226,11 +328,11 @@ class ProjectIndex:
     def _own_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
         for ev in info.events.get(scope, ()):
             if ev.kind == "draw":
-                eff.draws.add(ev.data["source"])
+                eff.draws |= {ev.data["source"]}
             elif ev.kind in ("seed", "seedcand"):
                 srcs = self.seed_sources(info, ev)
-                eff.seeds.update(srcs)
                 if srcs:
+                    eff.seeds |= frozenset(srcs)
                     eff.intent = True
 
     # -- programs ------------------------------------------------------------------
@@ -260,7 +362,7 @@ class ProjectIndex:
         succ = self._succ[include_imports]
         groups = self._by_name_ids
         seen = bytearray(len(succ))
-        groups_done: set[str] = set()
+        groups_done: set[tuple[str, str]] = set()
         queue: list[int] = []
         for ref in starts:
             # a start can name a scope that does not exist (an unknown module or function)
@@ -310,12 +412,13 @@ class ProjectIndex:
                         out[ids.get((target, MODULE_SCOPE))] = None
         for call, keys in self.callees(mod, ref[1]):
             if call[0] is None and len(keys) > 1:
-                # a call by method name fans out to many functions, the same for every caller
-                name = call[1]
-                if name not in self._by_name_ids:
+                # a call by method name fans out to many functions, the same for every
+                # caller in this module: the walk expands each group once
+                group = (call[1], ref[0])
+                if group not in self._by_name_ids:
                     members = (ids.get(self.scope_of(k)) for k in keys)
-                    self._by_name_ids[name] = tuple(dict.fromkeys(j for j in members if j is not None))
-                out[name] = None
+                    self._by_name_ids[group] = tuple(dict.fromkeys(j for j in members if j is not None))
+                out[group] = None
             else:
                 for k in keys:
                     out[ids.get(self.scope_of(k))] = None
@@ -375,6 +478,23 @@ class ProjectIndex:
         program._event_ids = [i for i in order if flags[i]]
         return program
 
+    def _events_by_kind(self) -> list:
+        """For each numbered scope, its events grouped by kind (source order kept)."""
+        if self._by_kind is None:
+            self._scope_refs()
+            groups: list = [None] * len(self._ref_ids)
+            for info in self.modules.values():
+                for scope, events in info.events.items():
+                    i = self._ref_ids.get((info.module, scope))
+                    if i is None:
+                        continue
+                    g: dict[str, list[Event]] = {}
+                    for ev in events:
+                        g.setdefault(ev.kind, []).append(ev)
+                    groups[i] = g
+            self._by_kind = groups
+        return self._by_kind
+
     def _event_flags(self) -> bytearray:
         """1 for each numbered scope that has events: most scopes have none, and a program's
         event queries then skip them without looking them up."""
@@ -390,6 +510,10 @@ class ProjectIndex:
         return self._has_events
 
 
+def _event_order(ev: Event) -> tuple[int, int]:
+    return (ev.line, ev.col)
+
+
 class Program:
     """An entry point with the project code it reaches."""
 
@@ -399,6 +523,8 @@ class Program:
         self.scopes = scopes
         # numbers of the scopes (in `scopes` order) that have events, when the index made the program
         self._event_ids: Optional[list[int]] = None
+        self._seeds: Optional[dict] = None
+        self._draws: Optional[dict] = None
 
     @functools.cached_property
     def scope_set(self) -> set[ScopeRef]:
@@ -406,30 +532,56 @@ class Program:
         return set(self.scopes)
 
     def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
+        """The events of the reached scopes in reach order (of the given kinds, or all)."""
         modules = self.index.modules
-        if self._event_ids is not None:
-            refs = self.index._refs
-            scopes: Iterable[ScopeRef] = [refs[i] for i in self._event_ids]  # type: ignore[index]
-        else:
-            scopes = self.scopes
-        for mod, scope in scopes:
+        if self._event_ids is None:
+            for mod, scope in self.scopes:
+                info = modules[mod]
+                for ev in info.events.get(scope, ()):
+                    if not kinds or ev.kind in kinds:
+                        yield info, scope, ev
+            return
+        # each reached scope's events are looked at only for the kinds it has: programs
+        # of a large project share most of their scopes, and each rule asks for one kind
+        refs = self.index._refs
+        by_kind = self.index._events_by_kind()
+        for i in self._event_ids:
+            groups = by_kind[i]
+            if not kinds:
+                hits = [ev for evs in groups.values() for ev in evs]
+                hits.sort(key=_event_order)
+            elif len(kinds) == 1:
+                hits = groups.get(kinds[0])
+                if not hits:
+                    continue
+            else:
+                hits = [ev for k in kinds for ev in groups.get(k, ())]
+                if not hits:
+                    continue
+                if len(hits) > 1:
+                    hits.sort(key=_event_order)
+            mod, scope = refs[i]  # type: ignore[index]
             info = modules[mod]
-            for ev in info.events.get(scope, ()):
-                if not kinds or ev.kind in kinds:
-                    yield info, scope, ev
+            for ev in hits:
+                yield info, scope, ev
 
     def seeds(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
-        out: dict[str, list] = {}
-        for info, scope, ev in self.events("seed", "seedcand"):
-            for src in self.index.seed_sources(info, ev):
-                out.setdefault(src, []).append((info, scope, ev))
-        return out
+        # computed once per program: several rules ask (callers must not change it)
+        if self._seeds is None:
+            out: dict[str, list] = {}
+            for info, scope, ev in self.events("seed", "seedcand"):
+                for src in self.index.seed_sources(info, ev):
+                    out.setdefault(src, []).append((info, scope, ev))
+            self._seeds = out
+        return self._seeds
 
     def draws(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
-        out: dict[str, list] = {}
-        for info, scope, ev in self.events("draw"):
-            out.setdefault(ev.data["source"], []).append((info, scope, ev))
-        return out
+        if self._draws is None:
+            out: dict[str, list] = {}
+            for info, scope, ev in self.events("draw"):
+                out.setdefault(ev.data["source"], []).append((info, scope, ev))
+            self._draws = out
+        return self._draws
 
     def has_intent(self) -> bool:
         """Seeds something or sets a determinism flag towards determinism."""

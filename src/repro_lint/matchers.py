@@ -85,6 +85,14 @@ class Matchers:
         self.hashseed_var = flags["hashseed"]["variable"]
         # Top-level names that are never project modules: calls into them are not call-graph edges.
         self.external_roots = frozenset(sys.stdlib_module_names) | self.known_packages | {"builtins"}
+        # Every exact name above, and the top-level packages of every prefix: a resolved call
+        # outside both cannot match any table (most calls; the extractor skips them quickly).
+        self.catalog_names = frozenset(
+            [*self.seeders, *self.draw_functions, *self.draw_classes, *self.shuffling_loaders, *self.generators,
+             *self.switches, *self.trainers, *self.trainer_flag["classes"], "os.environ.setdefault", "os.environ.update", "os.putenv"]
+        )
+        prefixes = [p for p, _ in self.draw_prefixes] + [*self.optimizer_prefixes, *self.uses_torch_prefixes]
+        self.catalog_roots = frozenset(p.split(".", 1)[0] for p in prefixes)
 
     def draw_source(self, qual: str) -> str | None:
         hit = self.draw_functions.get(qual)

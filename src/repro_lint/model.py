@@ -10,6 +10,10 @@ from typing import Any, Optional
 
 MODULE_SCOPE = "<module>"
 MAIN_SCOPE = "<main>"
+# Call targets recorded for `self.m()` / `cls.m()` and `super().m()` in a method: the
+# marker followed by the class's qualified name within its module.
+SELF_CALL = "@self:"
+SUPER_CALL = "@super:"
 
 
 class Event:
@@ -97,7 +101,9 @@ class ModuleInfo:
         self.functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.events: dict[str, list[Event]] = {}
-        # Calls per scope: (target qualified name or None, method name or None, line, col).
+        # Calls per scope: (target, method name or None, line, col, end_line, end_col). The
+        # target is a qualified name, a SELF_CALL/SUPER_CALL marker, or None for a method of
+        # an unknown receiver or an unbound name (then the method name says what is called).
         self.calls: dict[str, list[tuple]] = {}
         # Module-level names bound to simple literals (SEED = 1234, WORKERS = 0).
         self.constants: dict[str, Any] = {}

@@ -30,10 +30,11 @@ def find_root(paths: Iterable[Path]) -> Path:
     return base
 
 
-def module_name(path: Path, root: Path) -> tuple[str, bool]:
-    """Dotted module name of `path` relative to the project root (or its `src/` layout root)."""
+def module_name(path: Path, root: Path, resolved: bool = False) -> tuple[str, bool]:
+    """Dotted module name of `path` relative to the project root (or its `src/` layout root).
+    `resolved` says `path` is resolved already (resolving costs system calls per folder)."""
     try:
-        rel = path.resolve().relative_to(root)
+        rel = (path if resolved else path.resolve()).relative_to(root)
     except ValueError:
         rel = Path(path.name)
     parts = list(rel.with_suffix("").parts)
@@ -59,6 +60,7 @@ class Discovery:
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
         self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
         self._gitignores: dict[Path, Optional[pathspec.PathSpec]] = {}
+        self._resolved_dirs: dict[Path, Path] = {}
 
     def _gitignore(self, folder: Path) -> Optional[pathspec.PathSpec]:
         if folder not in self._gitignores:
@@ -72,9 +74,18 @@ class Discovery:
             self._gitignores[folder] = spec
         return self._gitignores[folder]
 
+    def _resolve(self, path: Path) -> Path:
+        """`path.resolve()`, with each folder resolved once: a walk asks for every file in it."""
+        if path.is_symlink():
+            return path.resolve()
+        parent = self._resolved_dirs.get(path.parent)
+        if parent is None:
+            parent = self._resolved_dirs[path.parent] = path.parent.resolve()
+        return parent / path.name
+
     def _ignored(self, path: Path, is_dir: bool) -> bool:
         try:
-            rel = path.resolve().relative_to(self.root).as_posix()
+            rel = self._resolve(path).relative_to(self.root).as_posix()
         except ValueError:
             rel = path.name
         probe = rel + "/" if is_dir else rel

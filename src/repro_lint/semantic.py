@@ -50,6 +50,10 @@ class Scope:
         return None
 
 
+_Name = ast.Name
+_Attribute = ast.Attribute
+
+
 class Resolver:
     """Resolves expressions to qualified names within one module."""
 
@@ -88,11 +92,14 @@ class Resolver:
     # -- lookup ----------------------------------------------------------------
     def qualify(self, node: ast.AST) -> Optional[str]:
         """Qualified name of a Name/Attribute chain, or None when unknown."""
+        # exact type checks: this runs for every call and argument of a project
+        if type(node) is _Name:
+            return self.scope.lookup(node.id)  # type: ignore[attr-defined]
         attrs: list[str] = []
-        while isinstance(node, ast.Attribute):
-            attrs.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        while type(node) is _Attribute:
+            attrs.append(node.attr)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        if type(node) is not _Name:
             return None
         base = self.scope.lookup(node.id)
         if base is None:

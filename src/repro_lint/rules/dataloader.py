@@ -269,7 +269,8 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 gens[func.value.id] = True
         elif method == cat["argparse"]:
             _argparse(ex, node)
-        _dict_method(ex, node)
+        if _state(ex).dicts.get(ex.scope):
+            _dict_method(ex, node)
     if qual is not None:
         if qual in cat["initial_seed"]:
             scopes = _facts(ex)["initial_seed"]
@@ -877,11 +878,15 @@ def _worker_fix(ctx: Context, res: _Resolver, ev, call: _Call) -> Optional[Fix]:
     )
 
 
-def _existing_worker_seeder(ctx: Context, info: ModuleInfo) -> Optional[str]:
-    """How this module can name a project function that seeds workers from torch.initial_seed()."""
+def _worker_seeders(ctx: Context) -> list[tuple[str, ModuleInfo, str]]:
+    """Project functions that seed workers from torch.initial_seed(): (key, module, name).
+    Found once per check: every loader without `worker_init_fn` asks."""
+    cached = ctx.__dict__.get("_worker_seeders")
+    if cached is not None:
+        return cached
     index = ctx.index
     need = set(_cat()["fix"]["worker-seeds"])
-    found: list[tuple[int, str, ModuleInfo, str]] = []
+    out: list[tuple[str, ModuleInfo, str]] = []
     for mod in index.modules.values():
         facts = mod.extra.get(FACTS)
         if not facts or not facts["initial_seed"]:
@@ -892,7 +897,15 @@ def _existing_worker_seeder(ctx: Context, info: ModuleInfo) -> Optional[str]:
                 continue
             key = f"{mod.module}.{fn.qual}" if mod.module else fn.qual
             if need <= index.effects(key).seeds:
-                found.append((0 if mod is info else 1, key, mod, fn.qual))
+                out.append((key, mod, fn.qual))
+    ctx.__dict__["_worker_seeders"] = out
+    return out
+
+
+def _existing_worker_seeder(ctx: Context, info: ModuleInfo) -> Optional[str]:
+    """How this module can name a project function that seeds workers from torch.initial_seed()."""
+    index = ctx.index
+    found = [(0 if mod is info else 1, key, mod, qual) for key, mod, qual in _worker_seeders(ctx)]
     if not found:
         return None
     found.sort(key=lambda f: (f[0], f[1]))

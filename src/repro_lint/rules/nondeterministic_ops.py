@@ -156,6 +156,17 @@ def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None
 
 def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
     """Calls that pass a literal a wrapper could hand on to a catalog operation."""
+    # most calls pass no constant at all: leave before any lookup (this runs for every call)
+    Constant = ast.Constant
+    for a in node.args:
+        if type(a) is Constant:
+            break
+    else:
+        for k in node.keywords:
+            if type(k.value) is Constant:
+                break
+        else:
+            return
     values = table().values
     if qual is not None:
         if qual.split(".", 1)[0] in ex.m.external_roots:
@@ -248,7 +259,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         return
     for info, scope, ev in program.events("litcall"):
         target, method = ev.data["target"], ev.data["method"]
-        keys = index.resolve(target, info) if target is not None else tuple(index.by_name.get(method, ()))
+        keys = index.resolve(target, info) if target is not None else index.method_targets(method, info)
         args, kwargs = dict(ev.data["args"]), dict(ev.data["kwargs"])
         for key in keys:
             fn = index.functions[key][1]

@@ -122,9 +122,17 @@ def count_lines(files: list[Path]) -> int:
     return total
 
 
-def best(label: str, repeat: int, fn: Callable[[], tuple[float, float]]) -> tuple[float, float]:
-    """Minimum time of `repeat` runs, and the largest peak memory among them."""
-    runs = [fn() for _ in range(repeat)]
+def interleaved(repeat: int, fns: list[Callable[[], tuple[float, float]]]) -> list[list[tuple[float, float]]]:
+    """`repeat` rounds, each running every measurement once; the runs of each measurement."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            runs[i].append(fn())
+    return runs
+
+
+def best(label: str, runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """Minimum time of the runs, and the largest peak memory among them."""
     secs = min(r[0] for r in runs)
     peak = max(r[1] for r in runs)
     shown = "  ".join(f"{r[0]:7.2f}s" for r in runs)
@@ -150,12 +158,15 @@ def run(corpus: Path, repeat: int) -> dict:
     def warm() -> tuple[float, float]:
         return measure(lint_cmd(corpus, "--jobs", "1", *quiet), corpus)[:2]
 
-    parse_s, _ = best("ast.parse only (read + parse)", repeat, parse_only)
-    cold1_s, cold1_mb = best("repro-lint cold --jobs 1", repeat, cold(1))
-    cold2_s, cold2_mb = best("repro-lint cold --jobs 2", repeat, cold(2))
+    # the three cold measurements take turns, so that a busy spell of a shared machine
+    # falls on all of them alike (their ratios are what the targets are about)
+    rounds = interleaved(repeat, [parse_only, cold(1), cold(2)])
+    parse_s, _ = best("ast.parse only (read + parse)", rounds[0])
+    cold1_s, cold1_mb = best("repro-lint cold --jobs 1", rounds[1])
+    cold2_s, cold2_mb = best("repro-lint cold --jobs 2", rounds[2])
     fill_s, fill_mb, _ = measure(lint_cmd(corpus, "--jobs", "1", *quiet), corpus)
     print(f"  {'(cache fill, --jobs 1)':<30} {fill_s:7.2f}s, max RSS {fill_mb:.0f} MB", flush=True)
-    warm_s, warm_mb = best("repro-lint warm --jobs 1", repeat, warm)
+    warm_s, warm_mb = best("repro-lint warm --jobs 1", [warm() for _ in range(repeat)])
     # the files repro-lint reported on must be the files the baseline parsed (from the cache)
     _, _, out = measure(lint_cmd(corpus, "--jobs", "1", "--format", "json", "--exit-zero"), corpus)
     report = json.loads(out)

@@ -31,3 +31,12 @@ def test_syntax_errors_are_not_suppressible(cli, project):
     project("broken.py", "# repro-lint: noqa\ndef f(:\n")
     r = cli("--format", "concise", "-q", "--no-cache", cwd=project.root)
     assert "RPL001" in r.stdout
+
+
+def test_noqa_lines_counted_as_the_parser_counts_them(cli, project):
+    """A form feed (a page break in older sources) is not a line end for the parser: the
+    `noqa` on the flagged line must still be found, and the source shown is that line."""
+    head = "# section one\n\x0c\n# section two \x0c still line three\n"
+    assert codes(cli, project, head=head, c1="  # noqa: RPL104") == ["RPL102"]
+    r = cli("--no-cache", cwd=project.root)
+    assert "rng = np.random.default_rng()" in r.stdout

@@ -78,3 +78,27 @@ class Cache:
                 os.unlink(tmp)  # type: ignore[possibly-undefined]
             except (OSError, UnboundLocalError):
                 pass
+
+    # -- facts, one entry per file ---------------------------------------------------
+    # Each file's facts are pickled on their own: one pickle of a whole project's facts
+    # keeps a memo entry for every object in it, which took more memory than the facts.
+    def load_facts(self) -> dict[str, tuple[str, str, bytes]]:
+        """Resolved path -> (content digest, module name, pickled facts)."""
+        data = self.load("facts")
+        return data if isinstance(data, dict) else {}
+
+    def store_facts(self, infos: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        self.store("facts", {k: (i.digest, i.module, pickle.dumps(i, protocol=pickle.HIGHEST_PROTOCOL)) for k, i in infos.items()})
+
+
+def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
+    """The facts of a facts-cache entry when they are for this content and module name."""
+    if not isinstance(entry, tuple) or len(entry) != 3 or entry[0] != digest or entry[1] != module:
+        return None
+    try:
+        return pickle.loads(entry[2])
+    except Exception:  # a damaged entry is re-extracted
+        return None
+

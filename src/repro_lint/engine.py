@@ -10,10 +10,10 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from repro_lint import catalog
-from repro_lint.cache import Cache
+from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
 from repro_lint.findings import Finding, Location
@@ -110,16 +110,34 @@ class PathError(Exception):
 def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path], list[Path]]:
     """(every project file for the index, the files to report on)."""
     disc = Discovery(root, list(cfg.exclude) + list(cfg.extend_exclude))
+    project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
     targets: list[Path] = []
     for p in paths:
         if not p.exists():
             raise PathError(f"{p}: no such file or directory")
+        if p.is_dir() and p.resolve() == root:
+            targets.extend(project)  # the whole project: walked once
+            continue
         for f in disc.walk(p, explicit=True):
             if p.is_file() and disc.exclude.match_file(display_rel(f, root)):
                 continue  # excluded files stay excluded when named (pre-commit names them)
             targets.append(f)
-    project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
     return project, targets
+
+
+def resolver() -> Callable[[Path], Path]:
+    """`Path.resolve`, with each folder resolved once (a project asks for every file in it)."""
+    folders: dict[Path, Path] = {}
+
+    def resolve(path: Path) -> Path:
+        if path.is_symlink():
+            return path.resolve()
+        parent = folders.get(path.parent)
+        if parent is None:
+            parent = folders[path.parent] = path.parent.resolve()
+        return parent / path.name
+
+    return resolve
 
 
 def display_rel(path: Path, root: Path) -> str:
@@ -141,6 +159,10 @@ def without_cyclic_gc():
         yield
     finally:
         if was_enabled:
+            # what the check built and still holds is left out of later collections
+            # (re-enabling alone starts a full one over all of it); reference counting
+            # still frees it
+            gc.freeze()
             gc.enable()
 
 
@@ -174,10 +196,11 @@ def _run_check(
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
     resolved: dict[Path, str] = {}  # each path resolved once: targets are project files too
+    resolve = resolver()
     for f in [*target_files, *project_files]:
         k = resolved.get(f)
         if k is None:
-            k = resolved[f] = str(f.resolve())
+            k = resolved[f] = str(resolve(f))
         all_files.setdefault(k, f)
     target_keys = {resolved[f] for f in target_files}
     datas: dict[str, bytes] = {}
@@ -208,15 +231,15 @@ def _run_check(
         report.files_checked = len(target_keys & set(digests))
         return report
 
-    facts_cache = cache.load("facts") or {}
+    facts_cache = cache.load_facts()
     jobs_todo = []
     for k, f in all_files.items():
         if k not in datas:
             continue
         module, is_package = module_name(Path(k), root, resolved=True)
-        hit = facts_cache.get(k)
+        hit = cached_facts(facts_cache.get(k), digests[k], module)
         shown = display_path(f, k)
-        if isinstance(hit, ModuleInfo) and hit.digest == digests[k] and hit.module == module:
+        if isinstance(hit, ModuleInfo):
             hit.path = shown
             infos[k] = hit
         else:
@@ -262,8 +285,10 @@ def _run_check(
     report.infos = {info.path: info for info in target_infos.values()}
     report.facts = infos
     report.files_checked = len(target_infos)
-    cache.store("facts", infos)
-    cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": report.infos})
+    cache.store_facts(infos)
+    # what reporting needs of each file again: its path and its noqa comments
+    slim = {path: _noqa_view(info) for path, info in report.infos.items()}
+    cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": slim})
     return report
 
 
@@ -373,6 +398,15 @@ def _check_in_workers(ctx: Context, plan: list[tuple], target_paths: set[str], v
         _RULE_JOB = None
 
 
+def _noqa_view(info: ModuleInfo) -> ModuleInfo:
+    view = ModuleInfo(info.path, info.module, info.is_package)
+    view.digest = info.digest
+    view.noqa = info.noqa
+    view.file_noqa = info.file_noqa
+    view.file_noqa_set = info.file_noqa_set
+    return view
+
+
 def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
     """`# noqa`, `# noqa: CODES` on the line, or `# repro-lint: noqa[: CODES]` for the file."""
     if info is None:
@@ -422,7 +456,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     files: dict[str, Path] = {}
     for f in [*target_files, *project_files]:
         files.setdefault(str(f.resolve()), f)
-    cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load("facts") or {}
+    cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load_facts()
     infos: dict[str, ModuleInfo] = {}
     todo: list[tuple] = []
     datas: dict[str, bytes] = {}
@@ -432,8 +466,8 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
         except OSError:
             continue
         module, is_package = module_name(f, root)
-        hit = cached.get(k)
-        if isinstance(hit, ModuleInfo) and hit.digest == hashlib.blake2b(data, digest_size=16).hexdigest() and hit.module == module:
+        hit = cached_facts(cached.get(k), hashlib.blake2b(data, digest_size=16).hexdigest(), module)
+        if isinstance(hit, ModuleInfo):
             hit.path = display_path(f)
             infos[k] = hit
         else:

@@ -15,7 +15,7 @@ from sys import intern
 from typing import Any, Callable, Optional
 
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
 
 # Hooks registered by rule families: called for every call / assignment / with-statement.
@@ -24,8 +24,15 @@ CALL_HOOKS: list[CallHook] = []
 ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
 # Called with each statement of the module body (the `__main__` guard included) before it is visited.
 MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
+# Called once the whole file is walked: a family drops what it kept only in case it was needed.
+FINISH_HOOKS: list[Callable[["Extractor"], None]] = []
 
 _LITERAL_TYPES = (int, float, str, bool, type(None))
+# Statements without nested bodies: only their expressions are searched for calls.
+_SIMPLE_STATEMENTS = frozenset([ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal])
+_TRY_STATEMENTS = frozenset([ast.Try, getattr(ast, "TryStar", ast.Try)])
+_MATCH_STATEMENT = getattr(ast, "Match", None)  # Python 3.10+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"^\s*#\s*repro-lint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?\s*$", re.IGNORECASE)
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
@@ -133,7 +140,9 @@ class Extractor:
         self.info = info
         self.m = matchers
         self.r = Resolver(info.module, info.is_package)
-        self.lines = text.splitlines() if not text.isascii() else None
+        # lines as the parser counts them: only "\n", "\r\n" and "\r" end one (str.splitlines
+        # also splits at form feeds and other separators, which shifts every later line)
+        self.lines = split_lines(text) if not text.isascii() else None
         self.scope = MODULE_SCOPE
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         self.no_grad = 0
@@ -207,6 +216,8 @@ class Extractor:
             self._visit_stmt(stmt)
         for events in self.info.events.values():
             events.sort(key=lambda e: (e.line, e.col))
+        for hook in FINISH_HOOKS:
+            hook(self)
         # module-level bindings, so that re-exports (`from .utils import set_seed`) resolve
         self.info.exports = {k: v for k, v in self.r.scope.bindings.items() if v}
 
@@ -287,6 +298,9 @@ class Extractor:
 
     def _visit_stmt(self, stmt: ast.stmt) -> None:
         t = type(stmt)
+        if t in _SIMPLE_STATEMENTS:  # the commonest case first
+            self._visit_header(stmt)
+            return
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             if self.func is not None:
                 # nested function: callable by name from the enclosing body
@@ -327,13 +341,13 @@ class Extractor:
             self.no_grad += grad_off
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.no_grad -= grad_off
-        elif t is ast.Try or t.__name__ == "TryStar":
+        elif t in _TRY_STATEMENTS:
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
                 self._visit_stmts(handler.body)
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.finalbody)  # type: ignore[attr-defined]
-        elif t.__name__ == "Match":
+        elif t is _MATCH_STATEMENT:
             self._visit_header(stmt.subject)  # type: ignore[attr-defined]
             for case in stmt.cases:  # type: ignore[attr-defined]
                 self._visit_stmts(case.body)
@@ -544,7 +558,7 @@ class Extractor:
         if type(arg) is ast.Name or type(arg) is ast.Attribute:
             qual = self.r.qualify(arg)
             if qual and qual.split(".", 1)[0] not in self.m.external_roots:
-                self.add_call(qual, None, arg)
+                self.add_call(qual, REF_CALL, arg)
 
     def _resolved_call(self, node: ast.Call, qual: str) -> None:
         m = self.m
@@ -699,10 +713,15 @@ class Extractor:
             self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
 
 
+def split_lines(text: str) -> list[str]:
+    """Source lines numbered as the parser numbers them."""
+    return _LINE_END.split(text)
+
+
 def parse_noqa(info: ModuleInfo, text: str) -> None:
-    if "noqa" not in text and "NOQA" not in text:
+    if "noqa" not in text.lower():
         return
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(split_lines(text), 1):
         if "#" not in line:
             continue
         lower = line.lower()

@@ -79,7 +79,7 @@ class ProjectIndex:
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
         self._bases_cache: dict[str, list[str]] = {}
-        self._named_by_module: Optional[dict[str, dict[str, list[str]]]] = None
+        self._named: Optional[dict[str, tuple[int, dict[int, list[str]]]]] = None
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -203,21 +203,33 @@ class ProjectIndex:
 
     def _visible_named(self, method: str, visible: int) -> tuple[str, ...]:
         """Functions called `method` defined in the `visible` modules, in project order."""
-        if self._named_by_module is None:
-            # by_name lists a module's functions together and modules in project order, so
-            # the groups concatenated in insertion order keep the project order
-            table: dict[str, dict[str, list[str]]] = {}
+        if self._named is None:
+            # per name: a bit set of the modules defining it, and their functions by module
+            # number (module numbers follow project order, as `by_name` does)
+            ids = self.module_ids
+            table: dict[str, tuple[int, dict[int, list[str]]]] = {}
             for n, keys in self.by_name.items():
-                per: dict[str, list[str]] = {}
+                mask = 0
+                per: dict[int, list[str]] = {}
                 for k in keys:
-                    per.setdefault(self.functions[k][0].module, []).append(k)
-                table[n] = per
-            self._named_by_module = table
-        per = self._named_by_module.get(method)
-        if not per:
+                    i = ids[self.functions[k][0].module]
+                    mask |= 1 << i
+                    per.setdefault(i, []).append(k)
+                table[n] = (mask, per)
+            self._named = table
+        entry = self._named.get(method)
+        if entry is None:
             return ()
-        ids = self.module_ids
-        return tuple(k for mod, group in per.items() if visible >> ids[mod] & 1 for k in group)
+        hit = entry[0] & visible
+        if not hit:
+            return ()
+        per = entry[1]
+        out: list[str] = []
+        while hit:
+            low = hit & -hit
+            out.extend(per[low.bit_length() - 1])
+            hit ^= low
+        return tuple(out)
 
     def _class_lookup(self, cls_key: str, method: str, skip_own: bool) -> tuple[str, ...]:
         hierarchy = self.class_bases(cls_key)

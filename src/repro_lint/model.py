@@ -14,6 +14,9 @@ MAIN_SCOPE = "<main>"
 # marker followed by the class's qualified name within its module.
 SELF_CALL = "@self:"
 SUPER_CALL = "@super:"
+# The method field of a recorded function reference (`pool.map(work, xs)`,
+# `atexit.register(report)`): the function is reached, but runs later, not there.
+REF_CALL = "@ref"
 
 
 class Event:
@@ -104,6 +107,7 @@ class ModuleInfo:
         # Calls per scope: (target, method name or None, line, col, end_line, end_col). The
         # target is a qualified name, a SELF_CALL/SUPER_CALL marker, or None for a method of
         # an unknown receiver or an unbound name (then the method name says what is called).
+        # A function handed over as an argument has REF_CALL as its method.
         self.calls: dict[str, list[tuple]] = {}
         # Module-level names bound to simple literals (SEED = 1234, WORKERS = 0).
         self.constants: dict[str, Any] = {}

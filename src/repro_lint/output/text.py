@@ -39,9 +39,9 @@ def _source_lines(path: str, cache: dict) -> list[str]:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
-            from repro_lint.extract import decode_source
+            from repro_lint.extract import decode_source, split_lines
 
-            cache[path] = decode_source(data).splitlines()
+            cache[path] = split_lines(decode_source(data))
         except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
             cache[path] = []
     return cache[path]

@@ -456,8 +456,19 @@ def _held(ex: Extractor, cls: Optional[str], attr: str, value: ast.AST, stmt: as
         _facts(ex)["held"].setdefault(cls, []).append((attr, qual, stmt.lineno))
 
 
+def _on_finish(ex: Extractor) -> None:
+    """Names, argparse defaults and class attributes are read only to resolve this file's own
+    loader calls: without any, they are dropped (most files of a large project)."""
+    facts = ex.info.extra.get(FACTS)
+    if facts is None or any(ev.kind == "loader" for evs in ex.info.events.values() for ev in evs):
+        return
+    for key in ("names", "argparse", "classattr"):
+        facts[key] = {}
+
+
 extract.CALL_HOOKS.append(_on_call)
 extract.ASSIGN_HOOKS.append(_on_assign)
+extract.FINISH_HOOKS.append(_on_finish)
 
 
 # =====================================================================================

@@ -9,7 +9,7 @@ from repro_lint import catalog
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, SeedSpec
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
 from repro_lint.rules import Context, location, rule
 
 MAX_RELATED = 20
@@ -138,36 +138,35 @@ def _main_body_entry(ctx: Context, program: Program, function: Optional[str]) ->
 @rule("RPL101", per="program")
 def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
-    if True:
-        draws = program.draws()
-        seeded = program.seeds()
-        missing = sorted((s for s in draws if s not in seeded), key=lambda s: order.get(s, 99))
-        if not missing:
-            return
-        for source in missing:
-            fix = seeding_fix(ctx, program, source)
-            all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
-            entry_draws = [d for d in all_draws if d[0] is program.entry]
-            if entry_draws:
-                info, _, at = entry_draws[0]
-                where: Event | tuple = at
-                first_api = at.data["api"]
-                others = [d for d in all_draws if d is not entry_draws[0]]
-            else:
-                where = import_bringing(ctx, program, {d[0].module for d in all_draws})
-                info = program.entry
-                first_api = all_draws[0][2].data["api"]
-                others = all_draws
-            related = [
-                Related(location(d[0], d[2]), f"also draws from {source}: `{d[2].data['api']}`") for d in others[:MAX_RELATED]
-            ]
-            n = len(others)
-            more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
-            via = "" if entry_draws else f" (`{first_api}` in an imported module)"
-            message = (
-                f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
-            )
-            yield ctx.finding("RPL101", info, where, message, related, fix)
+    draws = program.draws()
+    seeded = program.seeds()
+    missing = sorted((s for s in draws if s not in seeded), key=lambda s: order.get(s, 99))
+    if not missing:
+        return
+    for source in missing:
+        fix = seeding_fix(ctx, program, source)
+        all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
+        entry_draws = [d for d in all_draws if d[0] is program.entry]
+        if entry_draws:
+            info, _, at = entry_draws[0]
+            where: Event | tuple = at
+            first_api = at.data["api"]
+            others = [d for d in all_draws if d is not entry_draws[0]]
+        else:
+            where = import_bringing(ctx, program, {d[0].module for d in all_draws})
+            info = program.entry
+            first_api = all_draws[0][2].data["api"]
+            others = all_draws
+        related = [
+            Related(location(d[0], d[2]), f"also draws from {source}: `{d[2].data['api']}`") for d in others[:MAX_RELATED]
+        ]
+        n = len(others)
+        more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
+        via = "" if entry_draws else f" (`{first_api}` in an imported module)"
+        message = (
+            f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
+        )
+        yield ctx.finding("RPL101", info, where, message, related, fix)
 
 
 def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
@@ -199,27 +198,26 @@ def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
 @rule("RPL102", per="module")
 def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     gens = {g["name"]: g for g in catalog.load("rng")["generators"]}
-    if True:
-        for scope, ev in info.all_events("gen"):
-            api = ev.data["api"]
-            fix = None
-            if not ev.data["seed_none"]:
-                target = ev.data["call"]
-                inner = gens.get(api, {})
-                kw = inner.get("seed-kw", "seed")
-                if "bit-generator-arg" in inner:
-                    kw = "seed"
-                program = next((p for p in ctx.programs if p.entry is info), None)
-                fix = Fix(
-                    f"pass a seed to `{api.rsplit('.', 1)[-1]}`",
-                    "safe",
-                    (AddKeyword(target, kw, "{seed}"), seed_spec(ctx, program, info, scope, at=ev.pos)),
-                )
-            yield ctx.finding(
-                "RPL102", info, ev,
-                f"`{api}` is created without a seed, so it draws from OS entropy and differs on every run",
-                fix=fix,
+    for scope, ev in info.all_events("gen"):
+        api = ev.data["api"]
+        fix = None
+        if not ev.data["seed_none"]:
+            target = ev.data["call"]
+            inner = gens.get(api, {})
+            kw = inner.get("seed-kw", "seed")
+            if "bit-generator-arg" in inner:
+                kw = "seed"
+            program = next((p for p in ctx.programs if p.entry is info), None)
+            fix = Fix(
+                f"pass a seed to `{api.rsplit('.', 1)[-1]}`",
+                "safe",
+                (AddKeyword(target, kw, "{seed}"), seed_spec(ctx, program, info, scope, at=ev.pos)),
             )
+        yield ctx.finding(
+            "RPL102", info, ev,
+            f"`{api}` is created without a seed, so it draws from OS entropy and differs on every run",
+            fix=fix,
+        )
 
 
 # -- RPL103 ---------------------------------------------------------------------------
@@ -235,6 +233,8 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
                 if srcs:
                     items.append(((ev.line, ev.col), "seed", srcs, ev, ev.data.get("api") or ev.data.get("target")))
         for call, keys in ctx.index.callees(info, scope):
+            if call[1] == REF_CALL:
+                continue  # a function handed over runs later (or elsewhere), not here
             seeds: set[str] = set()
             draws: set[str] = set()
             for key in keys:
@@ -253,52 +253,50 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
 
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
-    if True:
-        bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
-        for scopes in bodies:
-            items = _body_items(ctx, info, scopes)
-            if not any(kind == "seed" for _, kind, *_ in items):
+    bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
+    for scopes in bodies:
+        items = _body_items(ctx, info, scopes)
+        if not any(kind == "seed" for _, kind, *_ in items):
+            continue
+        first_seed: dict[str, tuple] = {}
+        for item in items:
+            if item[1] == "seed":
+                for src in item[2]:
+                    first_seed.setdefault(src, item)
+        reported: set[str] = set()
+        for pos, kind, srcs, at, name in items:
+            if kind != "draw":
                 continue
-            first_seed: dict[str, tuple] = {}
-            for item in items:
-                if item[1] == "seed":
-                    for src in item[2]:
-                        first_seed.setdefault(src, item)
-            reported: set[str] = set()
-            for pos, kind, srcs, at, name in items:
-                if kind != "draw":
+            for src in sorted(srcs):
+                seed = first_seed.get(src)
+                if seed is None or seed[0] <= pos or src in reported:
                     continue
-                for src in sorted(srcs):
-                    seed = first_seed.get(src)
-                    if seed is None or seed[0] <= pos or src in reported:
-                        continue
-                    assigned = at.data.get("assigned") if isinstance(at, Event) else None
-                    if assigned and any(
-                        isinstance(it[3], Event) and assigned in it[3].data.get("names", ()) for it in items if it[1] == "seed"
-                    ):
-                        continue  # `seed = random.randint(...)` then `random.seed(seed)`
-                    reported.add(src)
-                    seed_line = seed[0][0]
-                    what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
-                    yield ctx.finding(
-                        "RPL103", info, at,
-                        f"{what} draws from {source_label(src)} RNG before it is seeded on line {seed_line}; "
-                        "this draw is not covered by the seed",
-                        [Related(location(info, seed[3]), f"{src} is seeded here")],
-                    )
+                assigned = at.data.get("assigned") if isinstance(at, Event) else None
+                if assigned and any(
+                    isinstance(it[3], Event) and assigned in it[3].data.get("names", ()) for it in items if it[1] == "seed"
+                ):
+                    continue  # `seed = random.randint(...)` then `random.seed(seed)`
+                reported.add(src)
+                seed_line = seed[0][0]
+                what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
+                yield ctx.finding(
+                    "RPL103", info, at,
+                    f"{what} draws from {source_label(src)} RNG before it is seeded on line {seed_line}; "
+                    "this draw is not covered by the seed",
+                    [Related(location(info, seed[3]), f"{src} is seeded here")],
+                )
 
 
 # -- RPL104 ---------------------------------------------------------------------------
 @rule("RPL104", per="module")
 def runtime_pythonhashseed(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     var = ctx.index.m.hashseed_var
-    if True:
-        for _, ev in info.all_events("env"):
-            if ev.data["var"] != var:
-                continue
-            yield ctx.finding(
-                "RPL104", info, ev,
-                f"setting {var} at run time has no effect on this process: hash randomisation is fixed "
-                "when the interpreter starts (only child processes started later see it); set it in the "
-                "shell, the launcher or the job environment instead",
-            )
+    for _, ev in info.all_events("env"):
+        if ev.data["var"] != var:
+            continue
+        yield ctx.finding(
+            "RPL104", info, ev,
+            f"setting {var} at run time has no effect on this process: hash randomisation is fixed "
+            "when the interpreter starts (only child processes started later see it); set it in the "
+            "shell, the launcher or the job environment instead",
+        )

@@ -32,6 +32,8 @@ class Effects:
 
 
 _NONE: frozenset = frozenset()
+# A method name defined in more modules than this gets a bit set of them (see _visible_named).
+_FEW_MODULES = 8
 
 
 class ProjectIndex:
@@ -79,7 +81,7 @@ class ProjectIndex:
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
         self._bases_cache: dict[str, list[str]] = {}
-        self._named: Optional[dict[str, tuple[int, dict[int, list[str]]]]] = None
+        self._named: Optional[dict[str, object]] = None
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -204,26 +206,32 @@ class ProjectIndex:
     def _visible_named(self, method: str, visible: int) -> tuple[str, ...]:
         """Functions called `method` defined in the `visible` modules, in project order."""
         if self._named is None:
-            # per name: a bit set of the modules defining it, and their functions by module
-            # number (module numbers follow project order, as `by_name` does)
+            # per name, its functions grouped by module number (module numbers follow
+            # project order, as `by_name` does). Most names live in one or a few modules and
+            # keep a tuple of (number, functions); a name defined in many keeps a bit set of
+            # its modules too, so that a module seeing none of them is answered at once.
             ids = self.module_ids
-            table: dict[str, tuple[int, dict[int, list[str]]]] = {}
+            table: dict[str, object] = {}
             for n, keys in self.by_name.items():
-                mask = 0
                 per: dict[int, list[str]] = {}
                 for k in keys:
-                    i = ids[self.functions[k][0].module]
-                    mask |= 1 << i
-                    per.setdefault(i, []).append(k)
-                table[n] = (mask, per)
+                    per.setdefault(ids[self.functions[k][0].module], []).append(k)
+                groups = tuple((i, tuple(ks)) for i, ks in per.items())
+                if len(groups) <= _FEW_MODULES:
+                    table[n] = groups
+                else:
+                    mask = 0
+                    for i, _ in groups:
+                        mask |= 1 << i
+                    table[n] = [mask, dict(groups)]
             self._named = table
         entry = self._named.get(method)
         if entry is None:
             return ()
-        hit = entry[0] & visible
-        if not hit:
-            return ()
-        per = entry[1]
+        if type(entry) is tuple:
+            return tuple(k for i, ks in entry if visible >> i & 1 for k in ks)
+        hit = entry[0] & visible  # type: ignore[index]
+        per = entry[1]  # type: ignore[index]
         out: list[str] = []
         while hit:
             low = hit & -hit

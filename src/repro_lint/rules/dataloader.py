@@ -39,6 +39,7 @@ FACTS = "dataloading"  # key in ModuleInfo.extra
 UNKNOWN = ("unknown",)
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
 _MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
+_MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates
 _KEYS = ("shuffle", "num_workers")  # keywords that make a call of a project class worth recording
 
 
@@ -201,7 +202,7 @@ def _set_dict(ex: Extractor, stmt: ast.stmt, name: str, branches: Optional[list[
     if stmt is not ex.stmt_node and name in dicts:
         old = dicts[name]
         branches = None if old is None or branches is None else old + branches
-    if branches is not None and len(branches) > 64:
+    if branches is not None and len(branches) > _MAX_BRANCHES:
         branches = None  # too many combinations to be worth following
     dicts[name] = branches
 
@@ -238,7 +239,7 @@ def _dict_method(ex: Extractor, node: ast.Call) -> None:
     nested = not (isinstance(stmt, ast.Expr) and stmt.value is node)
     if new is not None and nested:
         new = old + new  # type: ignore[operator]
-    dicts[name] = new
+    dicts[name] = new if new is None or len(new) <= _MAX_BRANCHES else None
 
 
 def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
@@ -421,7 +422,10 @@ def _item_assign(ex: Extractor, stmt: ast.stmt, target: ast.Subscript, value: as
         dicts[name] = None
         return
     new = [{**b, key: desc} for b in old]
-    dicts[name] = old + new if stmt is not ex.stmt_node else new
+    # a nested assignment may not run: both states stay possible, so their number doubles
+    # with each one; past the bound the dict is no longer followed (as in _set_dict)
+    both = old + new if stmt is not ex.stmt_node else new
+    dicts[name] = both if len(both) <= _MAX_BRANCHES else None
 
 
 def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None) -> tuple[Optional[str], bool]:

@@ -251,10 +251,44 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
     return items
 
 
+def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
+    """Whether a body seeds anything, checked cheaply first: most bodies do not, and then
+    their calls need not be resolved. A call by method name can only reach functions of that
+    name, so the names of the project functions that seed decide it without resolving."""
+    index = ctx.index
+    names = _seeding_names(ctx)
+    for scope in scopes:
+        for ev in info.events.get(scope, ()):
+            if ev.kind == "seed" or ev.kind == "seedcand" and index.seed_sources(info, ev):
+                return True
+        for call in info.calls.get(scope, ()):
+            target = call[0]
+            if call[1] == REF_CALL:
+                continue
+            if target is None or target[0] == "@":
+                if call[1] in names:
+                    return True
+            elif any(index.effects(k).seeds for k in index.resolve(target, info)):
+                return True
+    return False
+
+
+def _seeding_names(ctx: Context) -> frozenset:
+    """Names of the project functions that seed something when called (once per check)."""
+    cached = ctx.__dict__.get("_seeding_names")
+    if cached is None:
+        index = ctx.index
+        cached = frozenset(fn.name for key, (_, fn) in index.functions.items() if index.effects(key).seeds)
+        ctx.__dict__["_seeding_names"] = cached
+    return cached
+
+
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
     for scopes in bodies:
+        if not _may_seed(ctx, info, scopes):
+            continue
         items = _body_items(ctx, info, scopes)
         if not any(kind == "seed" for _, kind, *_ in items):
             continue

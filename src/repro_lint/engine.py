@@ -88,18 +88,41 @@ def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key:
 
 def _extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple) -> list[ModuleInfo]:
     if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
-        import multiprocessing
+        return _extract_parallel(jobs, datas, n_jobs, key)
+    return _extract_here(jobs, datas, key)
 
-        try:
-            ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-            with ctx.Pool(n_jobs, initializer=_init_worker, initargs=(key,)) as pool:
-                # small chunks: file sizes vary a lot, and a big last chunk leaves a core idle
-                chunk = max(4, min(32, len(jobs) // (n_jobs * 8)))
-                return list(pool.imap(_extract_job, jobs, chunksize=chunk))
-        except (OSError, ImportError):
-            pass  # no process support here: fall back to one process
+
+def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple) -> list[ModuleInfo]:
     # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
     return [_safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key) for j in jobs]
+
+
+def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple) -> list[ModuleInfo]:
+    """`n_jobs - 1` worker processes and this one, which would otherwise only wait, and
+    whose own results need no pickling. Its share is the last files, 1/n_jobs of the bytes."""
+    import multiprocessing
+
+    sizes = [len(datas.get(j[0], b"")) for j in jobs]
+    share = sum(sizes) / n_jobs
+    split, taken = len(jobs), 0
+    while split > 1 and taken + sizes[split - 1] <= share:
+        split -= 1
+        taken += sizes[split]
+    theirs, mine = jobs[:split], jobs[split:]
+    try:
+        ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
+        pool = ctx.Pool(n_jobs - 1, initializer=_init_worker, initargs=(key,))
+    except (OSError, ImportError):
+        return _extract_here(jobs, datas, key)  # no process support here
+    with pool:
+        # small chunks: file sizes vary a lot, and a big last chunk leaves a core idle
+        pending = pool.imap(_extract_job, theirs, chunksize=max(4, min(32, len(theirs) // (n_jobs * 8))))
+        own = _extract_here(mine, datas, key)
+        try:
+            done = list(pending)
+        except Exception:  # a worker died: do its part here
+            done = _extract_here(theirs, datas, key)
+    return done + own
 
 
 # -- the check ------------------------------------------------------------------------

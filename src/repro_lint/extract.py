@@ -184,9 +184,15 @@ class Extractor:
 
     def add_call(self, target: Optional[str], method: Optional[str], node: ast.AST) -> None:
         # names repeat across a project: interned, each is held once however often it is called
-        self.info.calls.setdefault(self.scope, []).append(
-            (target and intern(target), method and intern(method), *self.span(node))
-        )
+        if target is not None:
+            target = intern(target)
+        if self.lines is None:  # ASCII: byte columns are character columns (span() inlined)
+            line = node.lineno  # type: ignore[attr-defined]
+            end = node.end_lineno  # type: ignore[attr-defined]
+            call = (target, method, line, node.col_offset, line if end == line else end, node.end_col_offset)  # type: ignore[attr-defined]
+        else:
+            call = (target, method, *self.span(node))
+        self.info.calls.setdefault(self.scope, []).append(call)
 
     def text_of(self, node: ast.AST) -> str:
         try:
@@ -356,6 +362,8 @@ class Extractor:
 
     def _visit_header(self, node: ast.AST) -> None:
         """Find the calls in an expression (or simple statement)."""
+        if type(node) in _LEAVES:  # a bare name or constant (defaults, tests, bases)
+            return
         calls = iter_calls(node)
         if len(calls) > 1:
             calls.sort(key=_call_order)
@@ -471,9 +479,13 @@ class Extractor:
         self.class_stack = []
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
-        self.r.push()
-        for name in params + [a.arg for a in (args.vararg, args.kwarg) if a is not None]:
-            self.r.bind(name, None)
+        bindings = self.r.push().bindings
+        for name in params:
+            bindings[name] = UNKNOWN
+        if args.vararg is not None:
+            bindings[args.vararg.arg] = UNKNOWN
+        if args.kwarg is not None:
+            bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
         self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix = saved
@@ -530,10 +542,14 @@ class Extractor:
                 self._seed_candidate(node, func.id)
             self.add_call(None, func.id, node)
         # functions handed over as arguments (callbacks) are reached too
+        Name, Attribute = ast.Name, ast.Attribute
         for arg in node.args:
-            self._maybe_ref(arg)
+            if type(arg) is Name or type(arg) is Attribute:
+                self._maybe_ref(arg)
         for kw in node.keywords:
-            self._maybe_ref(kw.value)
+            v = kw.value
+            if type(v) is Name or type(v) is Attribute:
+                self._maybe_ref(v)
         for hook in CALL_HOOKS:
             hook(self, node, qual)
 
@@ -555,10 +571,10 @@ class Extractor:
         return kind + self.scope.rpartition(".")[0]
 
     def _maybe_ref(self, arg: ast.AST) -> None:
-        if type(arg) is ast.Name or type(arg) is ast.Attribute:
-            qual = self.r.qualify(arg)
-            if qual and qual.split(".", 1)[0] not in self.m.external_roots:
-                self.add_call(qual, REF_CALL, arg)
+        """A name or attribute passed as an argument (the caller checked the type)."""
+        qual = self.r.qualify(arg)
+        if qual and qual.split(".", 1)[0] not in self.m.external_roots:
+            self.add_call(qual, REF_CALL, arg)
 
     def _resolved_call(self, node: ast.Call, qual: str) -> None:
         m = self.m

@@ -59,9 +59,26 @@ class FunctionInfo:
         "class_name", "docstring_end", "body_line", "body_col", "no_grad", "is_async",
     )
 
-    def __init__(self, **kw: Any) -> None:
-        for key in self.__slots__:
-            setattr(self, key, kw.get(key))
+    def __init__(
+        self, qual=None, name=None, line=None, col=None, end_line=None, params=None, decorators=None,
+        hydra_config_path=None, class_name=None, docstring_end=None, body_line=None, body_col=None,
+        no_grad=None, is_async=None,
+    ) -> None:
+        # spelled out: one of these is made for every function of a project
+        self.qual = qual
+        self.name = name
+        self.line = line
+        self.col = col
+        self.end_line = end_line
+        self.params = params
+        self.decorators = decorators
+        self.hydra_config_path = hydra_config_path
+        self.class_name = class_name
+        self.docstring_end = docstring_end
+        self.body_line = body_line
+        self.body_col = body_col
+        self.no_grad = no_grad
+        self.is_async = is_async
 
     def __getstate__(self):
         return tuple(getattr(self, k) for k in self.__slots__)

@@ -69,7 +69,6 @@ def _write_output(text: str, path: Optional[Path]) -> None:
 
 
 def run_check_command(argv: list[str]) -> int:
-    from repro_lint import catalog
     from repro_lint.config import ConfigError, find_config, load_config
     from repro_lint.engine import PathError, known_codes, run_check, select
     from repro_lint.matchers import get_matchers

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
 from sys import intern
 from typing import Any, Callable, Optional
 
 from repro_lint.matchers import Matchers
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
+from repro_lint.sourcetext import decode_source, parse_noqa, split_lines
+from repro_lint.syntax import LEAVES, NOT_LITERAL, call_order, get_arg, has_kwargs, iter_calls, literal
 
 # Hooks registered by rule families: called for every call / assignment / with-statement.
 CallHook = Callable[["Extractor", ast.Call, Optional[str]], None]
@@ -27,112 +28,11 @@ MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
 # Called once the whole file is walked: a family drops what it kept only in case it was needed.
 FINISH_HOOKS: list[Callable[["Extractor"], None]] = []
 
-_LITERAL_TYPES = (int, float, str, bool, type(None))
 # Statements without nested bodies: only their expressions are searched for calls.
 _SIMPLE_STATEMENTS = frozenset([ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal])
 _TRY_STATEMENTS = frozenset([ast.Try, getattr(ast, "TryStar", ast.Try)])
 _MATCH_STATEMENT = getattr(ast, "Match", None)  # Python 3.10+
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"^\s*#\s*repro-lint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?\s*$", re.IGNORECASE)
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
-
-
-# Child fields that can hold expressions, per node type; leaves are never pushed.
-# A hand-rolled walk: `ast.walk` costs about three times as much on large trees.
-_NOT_CHILD = {"ctx", "type_comment", "id", "arg", "attr", "name", "names", "module", "level", "kind", "is_async", "conversion", "op", "ops", "value_str"}
-_FIELDS = {
-    cls: tuple(f for f in cls._fields if f not in _NOT_CHILD)
-    for cls in (getattr(ast, n) for n in dir(ast))
-    if isinstance(cls, type) and issubclass(cls, ast.AST)
-}
-_LEAVES = (ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias)
-
-
-def iter_calls(node: ast.AST) -> list[ast.Call]:
-    """Every Call node under `node` (including `node`), in no particular order."""
-    out: list[ast.Call] = []
-    stack = [node]
-    pop = stack.pop
-    push = stack.append
-    fields = _FIELDS
-    leaves = _LEAVES
-    AST = ast.AST
-    Call = ast.Call
-    Attribute = ast.Attribute
-    while stack:
-        n = pop()
-        t = type(n)
-        # the two commonest nodes, unrolled; children are pushed in the generic order
-        if t is Call:
-            out.append(n)  # type: ignore[arg-type]
-            push(n.func)  # type: ignore[attr-defined]
-            for x in n.args:  # type: ignore[attr-defined]
-                if type(x) not in leaves:
-                    push(x)
-            for kw in n.keywords:  # type: ignore[attr-defined]
-                if type(kw.value) not in leaves:
-                    push(kw.value)
-            continue
-        if t is Attribute:
-            v = n.value  # type: ignore[attr-defined]
-            if type(v) not in leaves:
-                push(v)
-            continue
-        for f in fields.get(t, ()):
-            v = getattr(n, f, None)
-            if v is None:
-                continue
-            if type(v) is list:
-                for x in v:
-                    if isinstance(x, AST) and type(x) not in leaves:
-                        push(x)
-            elif isinstance(v, AST) and type(v) not in leaves:
-                push(v)
-    return out
-
-
-def literal(node: Optional[ast.AST]) -> Any:
-    """The value of a literal expression, or the `NOT_LITERAL` marker."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, _LITERAL_TYPES):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        if isinstance(node.operand.value, (int, float)):
-            return -node.operand.value
-    return NOT_LITERAL
-
-
-class _NotLiteral:
-    def __repr__(self) -> str:
-        return "NOT_LITERAL"
-
-    def __reduce__(self):
-        return (_not_literal, ())
-
-
-def _not_literal():
-    return NOT_LITERAL
-
-
-NOT_LITERAL = _NotLiteral()
-
-
-def get_arg(call: ast.Call, position: int, keyword: str) -> Optional[ast.AST]:
-    """The argument node passed by position or keyword, or None."""
-    for kw in call.keywords:
-        if kw.arg == keyword:
-            return kw.value
-    if 0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-        return call.args[position]
-    return None
-
-
-def has_kwargs(call: ast.Call) -> bool:
-    return any(kw.arg is None for kw in call.keywords)
-
-
-def _call_order(node: ast.Call) -> tuple[int, int]:
-    return (node.lineno, node.col_offset)
 
 
 class Extractor:
@@ -362,11 +262,11 @@ class Extractor:
 
     def _visit_header(self, node: ast.AST) -> None:
         """Find the calls in an expression (or simple statement)."""
-        if type(node) in _LEAVES:  # a bare name or constant (defaults, tests, bases)
+        if type(node) in LEAVES:  # a bare name or constant (defaults, tests, bases)
             return
         calls = iter_calls(node)
         if len(calls) > 1:
-            calls.sort(key=_call_order)
+            calls.sort(key=call_order)
         for sub in calls:
             self._visit_call(sub)
 
@@ -401,6 +301,8 @@ class Extractor:
                     self.optimizer_names.add(target.id)
                 # a drawn value kept in a name (for the draw-then-seed-with-it idiom)
                 for ev in reversed(self.info.events.get(self.scope, ())):
+                    if ev.line < value.lineno:
+                        break  # events are recorded in statement order: the rest come before
                     if ev.kind == "draw" and ev.line == value.lineno and ev.col == self.col(value.lineno, value.col_offset):
                         ev.data["assigned"] = target.id
                         break
@@ -535,7 +437,8 @@ class Extractor:
                 name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
-            self.add_call(self._receiver_class(func.value), method, node)
+            fn = self.func
+            self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)
         elif type(func) is ast.Name:
             # an unbound plain name: a builtin, a star import or an undefined helper
             if m.looks_like_seeder(func.id):
@@ -727,50 +630,6 @@ class Extractor:
             val = node.args[1] if len(node.args) > 1 else None
             lit = literal(val) if val is not None else None
             self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
-
-
-def split_lines(text: str) -> list[str]:
-    """Source lines numbered as the parser numbers them."""
-    return _LINE_END.split(text)
-
-
-def parse_noqa(info: ModuleInfo, text: str) -> None:
-    if "noqa" not in text.lower():
-        return
-    for lineno, line in enumerate(split_lines(text), 1):
-        if "#" not in line:
-            continue
-        lower = line.lower()
-        if "noqa" not in lower:
-            continue
-        fm = _FILE_NOQA.match(line)
-        if fm:
-            codes = fm.group("codes")
-            new = frozenset(c.strip().upper() for c in codes.split(",")) if codes else frozenset()
-            if not info.file_noqa_set:
-                info.file_noqa = new
-            elif info.file_noqa and new:
-                info.file_noqa = info.file_noqa | new
-            else:
-                info.file_noqa = frozenset()
-            info.file_noqa_set = True
-            continue
-        hit = _NOQA.search(line)
-        if hit:
-            codes = hit.group("codes")
-            info.noqa[lineno] = frozenset(c.strip().upper() for c in codes.split(",")) if codes else None
-
-
-def decode_source(data: bytes) -> str:
-    """Decode Python source the way the interpreter does (BOM, coding cookie, else UTF-8)."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
 
 
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers) -> ModuleInfo:

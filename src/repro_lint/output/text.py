@@ -39,7 +39,7 @@ def _source_lines(path: str, cache: dict) -> list[str]:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
-            from repro_lint.extract import decode_source, split_lines
+            from repro_lint.sourcetext import decode_source, split_lines
 
             cache[path] = split_lines(decode_source(data))
         except (OSError, UnicodeDecodeError, SyntaxError, LookupError):

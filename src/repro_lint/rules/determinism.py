@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.extract import NOT_LITERAL, get_arg, literal
+from repro_lint.syntax import NOT_LITERAL, get_arg, literal
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program

@@ -14,7 +14,7 @@ import functools
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.extract import NOT_LITERAL, get_arg, has_kwargs, literal
+from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
 from repro_lint.index import Program
 from repro_lint.rules import Context, location, rule

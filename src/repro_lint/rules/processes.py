@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.extract import get_arg
+from repro_lint.syntax import get_arg
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import MoveStatements
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo

@@ -1,0 +1,485 @@
+"""RPL3xx data loading, the extraction side: what each file says about its loaders.
+
+Extraction hooks record, per file, every call that may build a loader or draw a random
+order/split ("loader" events) together with symbolic descriptions of its arguments, plus the
+bindings those descriptions refer to (names, `self.x` attributes, class attributes, argparse
+defaults). The rules (`dataloader.py`) resolve the descriptions against these facts and the project index:
+a project subclass of DataLoader in another file, or `args.workers` whose literal default
+is declared further down the file, is only known once every file has been read.
+
+A value description is a small tuple:
+  ("lit", v)                literal
+  ("qual", q)               a name/attribute resolved to a qualified name
+  ("name", id, scope[, local])  a plain name bound in `scope` (else in the module, unless local)
+  ("self", class, attr)     `self.attr` inside a method of `class`
+  ("attr", attr)            `<something>.attr` (argparse namespaces, config objects)
+  ("item", id, key, scope)  `CONFIG["key"]`
+  ("any", (d, ...))         one of several (conditional expressions)
+  ("dict", ((key, d), ...)) a dict literal (or one item assigned to a dict)
+  ("call", q)               the result of calling `q` (None when unresolved)
+  ("partial", target, args, kws, kwargs_known)   `functools.partial(target, ...)`
+  ("unknown",)
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any, Optional
+
+from repro_lint import catalog, extract
+from repro_lint.extract import Extractor
+from repro_lint.model import MODULE_SCOPE
+from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
+
+FACTS = "dataloading"  # key in ModuleInfo.extra
+UNKNOWN = ("unknown",)
+_EMPTY: dict = {}  # a shared empty mapping for lookups that miss (never written to)
+_MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
+_MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
+_MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates
+_KEYS = ("shuffle", "num_workers")  # keywords that make a call of a project class worth recording
+
+
+@functools.lru_cache(maxsize=1)
+def _cat() -> dict:
+    data = catalog.load("dataloading")
+    random_params = {}
+    for item in data["random-calls"]:
+        for name in item["names"]:
+            random_params[name] = tuple(item["parameters"])
+    return {
+        "loaders": frozenset(data["loaders"]),
+        "loader_params": tuple(data["loader-parameters"]),
+        "random": random_params,
+        "partials": frozenset(data["partials"]),
+        "worker_seeders": frozenset(data["worker-seeders"]["names"]),
+        "workers_arg": int(data["worker-seeders"]["workers-arg"]),
+        "workers_kw": data["worker-seeders"]["workers-kw"],
+        "held": frozenset(data["held-generators"]),
+        "torch_gens": frozenset(data["torch-generators"]),
+        "gen_seed_method": data["generator-seed-method"],
+        "initial_seed": frozenset(data["initial-seed"]),
+        "argparse": data["argparse-method"],
+        "fix": data["fix"],
+    }
+
+
+# =====================================================================================
+# Extraction
+# =====================================================================================
+class _State:
+    """Per-file state the hooks need while the walk is under way (not stored)."""
+
+    __slots__ = ("dicts", "gens")
+
+    def __init__(self) -> None:
+        # `**kwargs` dicts per scope: name -> list of possible key->desc dicts, or None (unknown)
+        self.dicts: dict[str, dict[str, Optional[list[dict]]]] = {}
+        # torch.Generator objects per scope: name -> seeded yet
+        self.gens: dict[str, dict[str, bool]] = {}
+
+
+def _state(ex: Extractor) -> _State:
+    st = ex.__dict__.get("_dataloading")
+    if st is None:
+        st = ex.__dict__["_dataloading"] = _State()
+    return st
+
+
+def _facts(ex: Extractor) -> dict:
+    facts = ex.info.extra.get(FACTS)
+    if facts is None:
+        facts = ex.info.extra[FACTS] = {"names": {}, "self": {}, "argparse": {}, "classattr": {}, "held": {}, "initial_seed": []}
+    return facts
+
+
+def _class_of_method(ex: Extractor) -> Optional[str]:
+    fn = ex.func
+    if fn is None or not fn.class_name or not fn.params:
+        return None
+    return fn.qual.rpartition(".")[0]
+
+
+def _self_name(ex: Extractor) -> Optional[str]:
+    return ex.func.params[0] if _class_of_method(ex) else None
+
+
+def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
+    if node is None or depth > _MAX_DEPTH:
+        return UNKNOWN
+    lit = literal(node)
+    if lit is not NOT_LITERAL:
+        return ("lit", lit)
+    t = type(node)
+    if t is ast.Name or t is ast.Attribute:
+        qual = ex.r.qualify(node)
+        if qual:
+            return ("qual", qual)
+        if t is ast.Name:
+            # bound in this function (a loop variable, a `with` target, ...): never a global
+            local = ex.func is not None and node.id in ex.r.scope.bindings
+            return ("name", node.id, ex.scope, local)
+        base = node.value
+        if isinstance(base, ast.Name) and base.id == _self_name(ex):
+            return ("self", _class_of_method(ex), node.attr)
+        return ("attr", node.attr)
+    if t is ast.Subscript and isinstance(node.value, ast.Name):
+        key = literal(node.slice)
+        if isinstance(key, str):
+            return ("item", node.value.id, key, ex.scope)
+        return UNKNOWN
+    if t is ast.IfExp:
+        return ("any", (_desc(ex, node.body, depth + 1), _desc(ex, node.orelse, depth + 1)))
+    if t is ast.Dict and len(node.keys) <= _MAX_KEYS:
+        keys = [literal(k) if k is not None else None for k in node.keys]
+        if all(isinstance(k, str) for k in keys):
+            return ("dict", tuple((k, _desc(ex, v, depth + 1)) for k, v in zip(keys, node.values)))
+        return UNKNOWN
+    if t is ast.Call:
+        qual = ex.r.qualify(node.func)
+        part = _partial_desc(ex, node, depth, qual)
+        if part is not None:
+            return part
+        return ("call", qual)
+    return UNKNOWN
+
+
+def _partial_desc(ex: Extractor, node: ast.Call, depth: int, qual: Optional[str]) -> Optional[tuple]:
+    if qual not in _cat()["partials"] or not node.args or isinstance(node.args[0], ast.Starred):
+        return None
+    target = _desc(ex, node.args[0], depth + 1)
+    args = tuple(_desc(ex, a, depth + 1) for a in node.args[1:])
+    starred = any(isinstance(a, ast.Starred) for a in node.args)
+    kws = {kw.arg: _desc(ex, kw.value, depth + 1) for kw in node.keywords if kw.arg}
+    known = not starred and not has_kwargs(node)
+    return ("partial", target, args, kws, known)
+
+
+# -- `**kwargs` dicts built in the same scope -----------------------------------------
+def _dict_branches(ex: Extractor, node: ast.AST) -> Optional[list[dict]]:
+    """Possible key sets of a dict expression, or None when it is not one we can read."""
+    if isinstance(node, ast.Dict):
+        if len(node.keys) > _MAX_KEYS:
+            return None
+        branches: list[dict] = [{}]
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # `{**other, ...}`
+                inner = _dict_branches(ex, v)
+                if inner is None:
+                    return None
+                branches = [{**b, **i} for b in branches for i in inner]
+                continue
+            key = literal(k)
+            if not isinstance(key, str):
+                return None
+            for b in branches:
+                b[key] = _desc(ex, v)
+        return branches
+    if isinstance(node, ast.Call) and not node.args and (
+        ex.r.qualify(node.func) in ("dict", "builtins.dict") or isinstance(node.func, ast.Name) and node.func.id == "dict" and ex.r.qualify(node.func) is None
+    ):
+        if has_kwargs(node):
+            return None
+        return [{kw.arg: _desc(ex, kw.value) for kw in node.keywords}]
+    if isinstance(node, ast.IfExp):
+        a = _dict_branches(ex, node.body)
+        b = _dict_branches(ex, node.orelse)
+        return None if a is None or b is None else a + b
+    if isinstance(node, ast.Name):
+        known = _state(ex).dicts.get(ex.scope, {}).get(node.id)
+        return [dict(b) for b in known] if known is not None else None
+    return None
+
+
+def _set_dict(ex: Extractor, stmt: ast.stmt, name: str, branches: Optional[list[dict]]) -> None:
+    """Record a new state of dict `name`; a change under a condition may not happen."""
+    states = _state(ex).dicts
+    if branches is None and name not in states.get(ex.scope, _EMPTY):
+        return  # the common case: not a dict, never was one
+    dicts = states.setdefault(ex.scope, {})
+    if stmt is not ex.stmt_node and name in dicts:
+        old = dicts[name]
+        branches = None if old is None or branches is None else old + branches
+    if branches is not None and len(branches) > _MAX_BRANCHES:
+        branches = None  # too many combinations to be worth following
+    dicts[name] = branches
+
+
+def _dict_method(ex: Extractor, node: ast.Call) -> None:
+    func = node.func
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return
+    name = func.value.id
+    dicts = _state(ex).dicts.get(ex.scope, {})
+    if name not in dicts:
+        return
+    old = dicts[name]
+    method = func.attr
+    if method in ("get", "items", "keys", "values", "copy", "__getitem__", "__contains__"):
+        return
+    new: Optional[list[dict]] = None
+    if old is not None and method == "update" and not has_kwargs(node):
+        upd: Optional[list[dict]] = [{}]
+        if len(node.args) == 1:
+            upd = _dict_branches(ex, node.args[0])
+        elif node.args:
+            upd = None
+        if upd is not None:
+            kws = {kw.arg: _desc(ex, kw.value) for kw in node.keywords}
+            new = [{**b, **u, **kws} for b in old for u in upd]
+    elif old is not None and method == "setdefault" and node.args:
+        key = literal(node.args[0])
+        if isinstance(key, str):
+            value = _desc(ex, node.args[1]) if len(node.args) > 1 else ("lit", None)
+            new = [b if key in b else {**b, key: value} for b in old]
+    stmt = ex.stmt_node
+    # a method call nested under a condition may not run: keep the old states too
+    nested = not (isinstance(stmt, ast.Expr) and stmt.value is node)
+    if new is not None and nested:
+        new = old + new  # type: ignore[operator]
+    dicts[name] = new if new is None or len(new) <= _MAX_BRANCHES else None
+
+
+def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
+    """None without `**`; "unknown"; or the possible key->desc dicts of all `**` together."""
+    stars = [kw.value for kw in node.keywords if kw.arg is None]
+    if not stars:
+        return None
+    branches: list[dict] = [{}]
+    for value in stars:
+        inner = _dict_branches(ex, value)
+        if inner is None:
+            return "unknown"
+        branches = [{**b, **i} for b in branches for i in inner]
+        if len(branches) > 64:
+            return "unknown"
+    return branches
+
+
+# -- hooks ----------------------------------------------------------------------------
+def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    cat = _cat()
+    func = node.func
+    if qual is None and type(func) is ast.Attribute:
+        method = func.attr
+        if method == cat["gen_seed_method"] and isinstance(func.value, ast.Name):
+            gens = _state(ex).gens.get(ex.scope)
+            if gens is not None and func.value.id in gens:
+                gens[func.value.id] = True
+        elif method == cat["argparse"]:
+            _argparse(ex, node)
+        if _state(ex).dicts.get(ex.scope):
+            _dict_method(ex, node)
+    if qual is not None:
+        if qual in cat["initial_seed"]:
+            scopes = _facts(ex)["initial_seed"]
+            if ex.scope not in scopes:
+                scopes.append(ex.scope)
+            return
+        if qual in cat["worker_seeders"]:
+            arg = get_arg(node, cat["workers_arg"], cat["workers_kw"])
+            if arg is not None and literal(arg) is True:
+                ex.add("workerseed", node, api=qual)
+            return
+    target = _call_target(ex, node, qual)
+    if target is None:
+        return
+    starred = any(isinstance(a, ast.Starred) for a in node.args)
+    gens = _state(ex).gens.get(ex.scope, {})
+    ex.add(
+        "loader", node,
+        target=target,
+        args=tuple(_desc(ex, a) for a in node.args) if not starred else (),
+        starred=starred,
+        kws={kw.arg: _desc(ex, kw.value) for kw in node.keywords if kw.arg},
+        kwargs=_kwargs_of(ex, node),
+        gens=tuple(name for name, seeded in gens.items() if seeded),
+    )
+
+
+def _call_target(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional[tuple]:
+    """How the callee of a possible loader call is described, or None when it is not one."""
+    cat = _cat()
+    func = node.func
+    if qual is not None:
+        if qual in cat["loaders"] or qual in cat["random"]:
+            return ("qual", qual)
+        if qual.split(".", 1)[0] in ex.m.external_roots:
+            return None
+        # maybe a project subclass of DataLoader (or a class attribute bound to one):
+        # only worth keeping when the call passes what the rules look at
+        if _worth_keeping(node):
+            return ("qual", qual)
+        return None
+    if type(func) is ast.Call:
+        return _partial_desc(ex, func, 0, ex.r.qualify(func.func))
+    bound: Optional[list] = None
+    if type(func) is ast.Name:
+        names = _facts(ex)["names"]
+        bound = names.get(ex.scope, _EMPTY).get(func.id)
+        if bound is None and ex.scope != MODULE_SCOPE:
+            bound = names.get(MODULE_SCOPE, _EMPTY).get(func.id)
+    elif type(func) is ast.Attribute:
+        # only `self.attr(...)` can name a loader bound in this class: other receivers leave
+        # before any lookup (most calls of a project are methods of other objects)
+        recv = func.value
+        fn = ex.func
+        if type(recv) is not ast.Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:
+            return None
+        bound = _facts(ex)["self"].get(_class_of_method(ex), _EMPTY).get(func.attr)
+    if not bound or not any(_maybe_callable(d) for d in bound):
+        return None
+    if type(func) is ast.Name:
+        return ("name", func.id, ex.scope)
+    return ("self", _class_of_method(ex), func.attr)
+
+
+def _maybe_callable(desc: tuple) -> bool:
+    if desc[0] == "any":
+        return any(_maybe_callable(d) for d in desc[1])
+    return desc[0] in ("qual", "partial")
+
+
+def _worth_keeping(node: ast.Call) -> bool:
+    return (
+        len(node.args) > 2
+        or has_kwargs(node)
+        or any(kw.arg in _KEYS for kw in node.keywords)
+    )
+
+
+def _argparse(ex: Extractor, node: ast.Call) -> None:
+    dest = None
+    for kw in node.keywords:
+        if kw.arg == "dest":
+            value = literal(kw.value)
+            dest = value if isinstance(value, str) else None
+            break
+    else:
+        opts = [literal(a) for a in node.args]
+        opts = [o for o in opts if isinstance(o, str)]
+        longs = [o for o in opts if o.startswith("--")]
+        if longs:
+            dest = longs[0][2:].replace("-", "_")
+        elif opts and not opts[0].startswith("-"):
+            dest = opts[0]
+        elif opts:
+            dest = opts[0].lstrip("-").replace("-", "_")
+    if not dest:
+        return
+    default = next((kw.value for kw in node.keywords if kw.arg == "default"), None)
+    # without a default the value is whatever the command line says (or an action's
+    # implicit default, which users switch on): unknown
+    desc = _desc(ex, default) if default is not None else UNKNOWN
+    _facts(ex)["argparse"].setdefault(dest, []).append(desc)
+
+
+def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
+    value = getattr(stmt, "value", None)
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
+    aug = isinstance(stmt, ast.AugAssign)
+    if value is None:
+        return  # a bare annotation binds nothing
+    facts = _facts(ex)
+    for target in targets:
+        if isinstance(target, ast.Name):
+            desc = UNKNOWN if aug else _desc(ex, value)
+            if ex.class_stack:
+                # a class attribute: `num_workers = 0` in a config class, `loader_cls = DataLoader`
+                cls = ".".join(ex.prefix)
+                facts["self"].setdefault(cls, {}).setdefault(target.id, []).append(desc)
+                facts["classattr"].setdefault(target.id, []).append(desc)
+                _held(ex, cls, target.id, value, stmt)
+                continue
+            facts["names"].setdefault(ex.scope, {}).setdefault(target.id, []).append(desc)
+            _set_dict(ex, stmt, target.id, None if aug else _dict_branches(ex, value))
+            _track_generator(ex, target.id, value, desc)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == _self_name(ex):
+            cls = _class_of_method(ex)
+            desc = UNKNOWN if aug else _desc(ex, value)
+            facts["self"].setdefault(cls, {}).setdefault(target.attr, []).append(desc)
+            _held(ex, cls, target.attr, value, stmt)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            _item_assign(ex, stmt, target, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            # `train_ds, val_ds = random_split(ds, ...)`: the parts hold the same dataset
+            wraps = isinstance(value, ast.Call) and ex.r.qualify(value.func) in _cat()["random"] and value.args
+            for elt in target.elts:
+                if isinstance(elt, ast.Name):
+                    desc = ("any", (_desc(ex, value.args[0]),)) if wraps else UNKNOWN  # type: ignore[union-attr]
+                    facts["names"].setdefault(ex.scope, {}).setdefault(elt.id, []).append(desc)
+                    _set_dict(ex, stmt, elt.id, None)
+
+
+def _item_assign(ex: Extractor, stmt: ast.stmt, target: ast.Subscript, value: ast.AST) -> None:
+    name = target.value.id  # type: ignore[attr-defined]
+    key = literal(target.slice)
+    aug = isinstance(stmt, ast.AugAssign)
+    desc = UNKNOWN if aug else _desc(ex, value)
+    if isinstance(key, str):
+        _facts(ex)["names"].setdefault(ex.scope, {}).setdefault(name, []).append(("dict", ((key, desc),)))
+    dicts = _state(ex).dicts.get(ex.scope, {})
+    if name not in dicts:
+        return
+    old = dicts[name]
+    if old is None or not isinstance(key, str) or aug:
+        dicts[name] = None
+        return
+    new = [{**b, key: desc} for b in old]
+    # a nested assignment may not run: both states stay possible, so their number doubles
+    # with each one; past the bound the dict is no longer followed (as in _set_dict)
+    both = old + new if stmt is not ex.stmt_node else new
+    dicts[name] = both if len(both) <= _MAX_BRANCHES else None
+
+
+def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None) -> tuple[Optional[str], bool]:
+    """(constructor, seeded) of `torch.Generator()` / `torch.Generator().manual_seed(s)` etc."""
+    if type(value) is not ast.Call:
+        return None, False
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute and func.attr == _cat()["gen_seed_method"] and type(func.value) is ast.Call:
+        inner, _ = _generator_call(ex, func.value)
+        return inner, inner is not None
+    if desc is not None and desc[0] == "call":
+        return desc[1], False  # already qualified
+    return ex.r.qualify(func), False
+
+
+def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> None:
+    if type(value) is not ast.Call:
+        gens = _state(ex).gens.get(ex.scope)
+        if gens:
+            gens.pop(name, None)  # rebound to something that is not a new generator
+        return
+    qual, seeded = _generator_call(ex, value, desc)
+    if qual in _cat()["torch_gens"]:
+        _state(ex).gens.setdefault(ex.scope, {})[name] = seeded
+    else:
+        gens = _state(ex).gens.get(ex.scope)
+        if gens:
+            gens.pop(name, None)
+
+
+def _held(ex: Extractor, cls: Optional[str], attr: str, value: ast.AST, stmt: ast.stmt) -> None:
+    """A generator object stored on the instance (or class): workers do not reseed it."""
+    if cls is None:
+        return
+    qual, _ = _generator_call(ex, value)
+    if qual in _cat()["held"]:
+        _facts(ex)["held"].setdefault(cls, []).append((attr, qual, stmt.lineno))
+
+
+def _on_finish(ex: Extractor) -> None:
+    """Names, argparse defaults and class attributes are read only to resolve this file's own
+    loader calls: without any, they are dropped (most files of a large project)."""
+    facts = ex.info.extra.get(FACTS)
+    if facts is None or any(ev.kind == "loader" for evs in ex.info.events.values() for ev in evs):
+        return
+    for key in ("names", "argparse", "classattr"):
+        facts[key] = {}
+
+
+extract.CALL_HOOKS.append(_on_call)
+extract.ASSIGN_HOOKS.append(_on_assign)
+extract.FINISH_HOOKS.append(_on_finish)

@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,11 +38,11 @@ TARGETS = {
     "peak_mb": 300.0,  # max RSS, for 5,000 files
 }
 
-# Reads the file list on stdin; prints the seconds of the read + parse loop alone.
+# Reads the file list on stdin; prints the wall and CPU seconds of the read + parse loop alone.
 PARSE_ONLY = r"""
 import ast, sys, time
 paths = sys.stdin.read().splitlines()
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 for p in paths:
     with open(p, "rb") as fh:
         data = fh.read()
@@ -49,7 +50,7 @@ for p in paths:
         ast.parse(data, filename=p)
     except (SyntaxError, ValueError):
         pass
-print(time.perf_counter() - t)
+print(time.perf_counter() - t, time.process_time() - c)
 """
 
 
@@ -59,11 +60,12 @@ def _env() -> dict[str, str]:
     return env
 
 
-def measure(cmd: list[str], cwd: Path, stdin: str = "") -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MB, stdout) of one process run to completion.
+def measure(cmd: list[str], cwd: Path, stdin: str = "") -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS in MB, stdout, CPU seconds) of one process run to completion.
 
     The child is reaped with `wait4`, whose rusage covers the child and every descendant
-    it waited for (the `--jobs` workers): `ru_maxrss` is the largest of them."""
+    it waited for (the `--jobs` workers): `ru_maxrss` is the largest of them, and the CPU
+    time is theirs together."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = _drain(proc, stdin.encode())
@@ -72,7 +74,8 @@ def measure(cmd: list[str], cwd: Path, stdin: str = "") -> tuple[float, float, s
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, out.decode()  # ru_maxrss is in KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_maxrss / 1024, out.decode(), cpu  # ru_maxrss is in KiB on Linux
 
 
 def _drain(proc: subprocess.Popen, data: bytes) -> tuple[bytes, bytes]:
@@ -122,22 +125,31 @@ def count_lines(files: list[Path]) -> int:
     return total
 
 
-def interleaved(repeat: int, fns: list[Callable[[], tuple[float, float]]]) -> list[list[tuple[float, float]]]:
+Run = tuple[float, float, float]  # wall seconds, peak RSS in MB, CPU seconds
+
+
+def interleaved(repeat: int, fns: list[Callable[[], Run]]) -> list[list[Run]]:
     """`repeat` rounds, each running every measurement once; the runs of each measurement."""
-    runs: list[list[tuple[float, float]]] = [[] for _ in fns]
+    runs: list[list[Run]] = [[] for _ in fns]
     for _ in range(repeat):
         for i, fn in enumerate(fns):
             runs[i].append(fn())
     return runs
 
 
-def best(label: str, runs: list[tuple[float, float]]) -> tuple[float, float]:
-    """Minimum time of the runs, and the largest peak memory among them."""
+def best(label: str, runs: list[Run]) -> tuple[float, float, float]:
+    """Minimum wall time of the runs, the largest peak memory among them, minimum CPU time."""
     secs = min(r[0] for r in runs)
     peak = max(r[1] for r in runs)
+    cpu = min(r[2] for r in runs)
     shown = "  ".join(f"{r[0]:7.2f}s" for r in runs)
-    print(f"  {label:<30} {shown}   -> {secs:.2f}s" + (f", max RSS {peak:.0f} MB" if peak else ""), flush=True)
-    return secs, peak
+    print(f"  {label:<30} {shown}   -> {secs:.2f}s (CPU {cpu:.2f}s)" + (f", max RSS {peak:.0f} MB" if peak else ""), flush=True)
+    return secs, peak, cpu
+
+
+def round_ratio(a: list[Run], b: list[Run]) -> float:
+    """Median over the rounds of a's wall time / b's wall time in the same round."""
+    return statistics.median(x[0] / y[0] for x, y in zip(a, b))
 
 
 def run(corpus: Path, repeat: int) -> dict:
@@ -148,35 +160,40 @@ def run(corpus: Path, repeat: int) -> dict:
     print(f"corpus {corpus}: {len(files)} files, {lines} lines; each time is the minimum of {repeat} runs", flush=True)
     quiet = ("--format", "concise", "--exit-zero", "-q")
 
-    def parse_only() -> tuple[float, float]:
-        _, _, out = measure([sys.executable, "-c", PARSE_ONLY], corpus, "\n".join(map(str, files)))
-        return float(out.strip()), 0.0
+    def parse_only() -> Run:
+        _, _, out, _ = measure([sys.executable, "-c", PARSE_ONLY], corpus, "\n".join(map(str, files)))
+        wall, cpu = map(float, out.split())
+        return wall, 0.0, cpu
 
-    def cold(jobs: int) -> Callable[[], tuple[float, float]]:
-        return lambda: measure(lint_cmd(corpus, "--no-cache", "--jobs", str(jobs), *quiet), corpus)[:2]
+    def lint(*extra: str) -> Run:
+        wall, peak, _, cpu = measure(lint_cmd(corpus, *extra, *quiet), corpus)
+        return wall, peak, cpu
 
-    def warm() -> tuple[float, float]:
-        return measure(lint_cmd(corpus, "--jobs", "1", *quiet), corpus)[:2]
+    def cold(jobs: int) -> Callable[[], Run]:
+        return lambda: lint("--no-cache", "--jobs", str(jobs))
 
     # the three cold measurements take turns, so that a busy spell of a shared machine
     # falls on all of them alike (their ratios are what the targets are about)
     rounds = interleaved(repeat, [parse_only, cold(1), cold(2)])
-    parse_s, _ = best("ast.parse only (read + parse)", rounds[0])
-    cold1_s, cold1_mb = best("repro-lint cold --jobs 1", rounds[1])
-    cold2_s, cold2_mb = best("repro-lint cold --jobs 2", rounds[2])
-    fill_s, fill_mb, _ = measure(lint_cmd(corpus, "--jobs", "1", *quiet), corpus)
+    parse_s, _, parse_cpu = best("ast.parse only (read + parse)", rounds[0])
+    cold1_s, cold1_mb, cold1_cpu = best("repro-lint cold --jobs 1", rounds[1])
+    cold2_s, cold2_mb, _ = best("repro-lint cold --jobs 2", rounds[2])
+    fill_s, fill_mb, _ = lint("--jobs", "1")
     print(f"  {'(cache fill, --jobs 1)':<30} {fill_s:7.2f}s, max RSS {fill_mb:.0f} MB", flush=True)
-    warm_s, warm_mb = best("repro-lint warm --jobs 1", [warm() for _ in range(repeat)])
+    warm_s, warm_mb, _ = best("repro-lint warm --jobs 1", [lint("--jobs", "1") for _ in range(repeat)])
     # the files repro-lint reported on must be the files the baseline parsed (from the cache)
-    _, _, out = measure(lint_cmd(corpus, "--jobs", "1", "--format", "json", "--exit-zero"), corpus)
+    _, _, out, _ = measure(lint_cmd(corpus, "--jobs", "1", "--format", "json", "--exit-zero"), corpus)
     report = json.loads(out)
     shutil.rmtree(cache_dir, ignore_errors=True)
     return {
         "files": len(files), "lines": lines, "files_checked": report["files_checked"],
         "findings": len(report["findings"]), "errors": len(report["errors"]),
         "parse_s": parse_s, "cold1_s": cold1_s, "cold2_s": cold2_s, "warm_s": warm_s, "fill_s": fill_s,
-        "peak_mb": cold1_mb, "peak_mb_jobs2": cold2_mb, "peak_mb_warm": warm_mb,
+        "peak_mb": cold1_mb, "peak_mb_jobs2": cold2_mb, "peak_mb_warm": warm_mb, "peak_mb_fill": fill_mb,
         "cold_vs_parse": cold1_s / parse_s, "warm_vs_cold": warm_s / cold1_s, "jobs2_speedup": cold1_s / cold2_s,
+        # the same ratios read from each round (a busy spell then hits both sides), and CPU time
+        "cold_vs_parse_rounds": round_ratio(rounds[1], rounds[0]), "jobs2_speedup_rounds": 1 / round_ratio(rounds[2], rounds[1]),
+        "parse_cpu_s": parse_cpu, "cold1_cpu_s": cold1_cpu, "cold_vs_parse_cpu": cold1_cpu / parse_cpu,
     }
 
 
@@ -197,7 +214,10 @@ def table(r: dict) -> str:
          f"{r['jobs2_speedup']:.2f}x faster than `--jobs 1` (target >= {TARGETS['jobs2_speedup']}x): {verdict(r['jobs2_speedup'] >= TARGETS['jobs2_speedup'])}"),
         ("peak memory, cold `--jobs 1`", f"{r['peak_mb']:.0f} MB",
          f"target <= {TARGETS['peak_mb']:.0f} MB: {verdict(r['peak_mb'] <= TARGETS['peak_mb'])}"),
-        ("peak memory, cold `--jobs 2` / warm", f"{r['peak_mb_jobs2']:.0f} MB / {r['peak_mb_warm']:.0f} MB", "largest single process"),
+        ("peak memory, cold `--jobs 2` / cache fill / warm", f"{r['peak_mb_jobs2']:.0f} / {r['peak_mb_fill']:.0f} / {r['peak_mb_warm']:.0f} MB", "largest single process"),
+        ("cold / `ast.parse`, median of per-round ratios", f"{r['cold_vs_parse_rounds']:.2f}x", "same run, less sensitive to load"),
+        ("cold / `ast.parse`, CPU seconds", f"{r['cold1_cpu_s']:.2f} s / {r['parse_cpu_s']:.2f} s = {r['cold_vs_parse_cpu']:.2f}x", "repro-lint's includes start-up and imports"),
+        ("`--jobs 2` speed-up, median of per-round ratios", f"{r['jobs2_speedup_rounds']:.2f}x", ""),
         ("findings / errors reported", f"{r['findings']:,} / {r['errors']}", ""),
     ]
     out = ["| measure | value | target |", "|---|---|---|"]

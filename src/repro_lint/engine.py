@@ -293,7 +293,7 @@ def _run_check(
             errors.append(f"{info.path}: {message}")
             if verbose and "traceback" in info.extra:
                 errors.append(info.extra["traceback"].rstrip())
-    findings.extend(_run_rules(ctx, target_paths, errors, verbose, jobs))
+    findings.extend(_run_rules(ctx, target_paths, errors, verbose))
     findings.sort(key=lambda f: f.sort_key())
     # drop the exact duplicates a finding reached through two programs would give
     unique: list[Finding] = []
@@ -327,98 +327,39 @@ def _side_inputs(root: Path) -> list:
     return out
 
 
-def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool, jobs: int = 1) -> Iterable[Finding]:
-    out: list[Finding] = []
-    programs: list = []
-    try:
-        programs = ctx.programs  # built before any worker starts, so that every worker shares them
-    except Exception as exc:  # pragma: no cover - a bug in the index
-        errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
-        if verbose:
-            errors.append(traceback.format_exc().rstrip())
-    plan = _rule_plan(ctx, programs, target_paths)
-    parts = None
-    if jobs > 1 and len(plan) >= PARALLEL_MIN_UNITS and hasattr(os, "fork"):
-        parts = _check_in_workers(ctx, plan, target_paths, verbose, jobs)
-    if parts is None:
-        parts = [_check_units(ctx, plan, target_paths, verbose, 0, 1)]
-    # put the results back in plan order: the same findings and errors, in the same order
-    results = sorted((r for part in parts for r in part), key=lambda r: r[0])
-    for _, findings, unit_errors in results:
-        out.extend(findings)
-        errors.extend(unit_errors)
-    return out
-
-
-# Below this many rule calls, forking workers costs more than it saves.
-PARALLEL_MIN_UNITS = 200
-
-
-def _rule_plan(ctx: Context, programs: list, target_paths: set[str]) -> list[tuple]:
-    """Every (rule, unit, unit's info, slot) call of a check, in the order a single process
-    makes them. Calls with the same slot go to the same worker: the rules of one program
-    share what they compute about it."""
-    modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
-    plan: list[tuple] = []
-    for code, spec in RULES.items():
-        if spec.per == "module":
-            plan.extend((code, spec, info, info, i) for i, info in enumerate(modules))
-        else:
-            plan.extend((code, spec, p, p.entry, i) for i, p in enumerate(programs))
-    return plan
-
-
-def _check_units(ctx: Context, plan: list[tuple], target_paths: set[str], verbose: bool, part: int, n_parts: int) -> list[tuple]:
-    """(plan position, findings, errors) of the plan's calls whose slot falls to `part`.
+def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
+    """Every rule over its units, in one process: the rules share what they work out about
+    the project (programs, effects of functions, resolved calls), which is most of their
+    time, so rule workers would each redo it (measured in bench/: slower than one process).
 
     A finding reached through many programs is kept once, the first time: the engine's
     de-duplication keeps the first of equal findings too (equal findings sort equal), and
     a large project can otherwise hold hundreds of thousands of copies at once."""
-    out = []
-    seen: set = set()
-    for pos, (code, spec, unit, info, slot) in enumerate(plan):
-        if slot % n_parts != part:
-            continue
-        findings: list[Finding] = []
-        unit_errors: list[str] = []
-        try:
-            for finding in spec.check(ctx, unit):
-                if finding.location.path in target_paths:
-                    sig = (finding.code, finding.location, finding.message)
-                    if sig not in seen:
-                        seen.add(sig)
-                        findings.append(finding)
-        except Exception as exc:
-            unit_errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
-            if verbose:
-                unit_errors.append(traceback.format_exc().rstrip())
-        out.append((pos, findings, unit_errors))
-    return out
-
-
-# What forked rule workers read: set by the parent right before the fork, never pickled.
-_RULE_JOB: Optional[tuple] = None
-
-
-def _rule_worker(part: int) -> list[tuple]:
-    ctx, plan, target_paths, verbose, n_parts = _RULE_JOB  # type: ignore[misc]
-    return _check_units(ctx, plan, target_paths, verbose, part, n_parts)
-
-
-def _check_in_workers(ctx: Context, plan: list[tuple], target_paths: set[str], verbose: bool, jobs: int) -> Optional[list]:
-    """Rule calls split over forked workers that inherit the index and the programs; None
-    when processes cannot be started here (the caller then checks in this process)."""
-    global _RULE_JOB
-    import multiprocessing
-
-    _RULE_JOB = (ctx, plan, target_paths, verbose, jobs)
+    out: list[Finding] = []
+    programs: list = []
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_rule_worker, range(jobs), chunksize=1)
-    except Exception:  # no processes here, or a result that cannot travel back: check in this process
-        return None
-    finally:
-        _RULE_JOB = None
+        programs = ctx.programs
+    except Exception as exc:  # pragma: no cover - a bug in the index
+        errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
+        if verbose:
+            errors.append(traceback.format_exc().rstrip())
+    modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
+    seen: set = set()
+    for code, spec in RULES.items():
+        units = [(info, info) for info in modules] if spec.per == "module" else [(p, p.entry) for p in programs]
+        for unit, info in units:
+            try:
+                for finding in spec.check(ctx, unit):
+                    if finding.location.path in target_paths:
+                        sig = (finding.code, finding.location, finding.message)
+                        if sig not in seen:
+                            seen.add(sig)
+                            out.append(finding)
+            except Exception as exc:
+                errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
+                if verbose:
+                    errors.append(traceback.format_exc().rstrip())
+    return out
 
 
 def _noqa_view(info: ModuleInfo) -> ModuleInfo:

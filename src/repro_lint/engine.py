@@ -278,31 +278,8 @@ def _run_check(
     index = ProjectIndex(infos.values(), matchers, root)
     ctx = Context(index=index, settings=cfg.settings())
     target_infos = {k: infos[k] for k in target_keys if k in infos}
-    target_paths = {info.path for info in target_infos.values()}
-    findings: list[Finding] = []
     errors: list[str] = []
-    for info in target_infos.values():
-        if info.error is None:
-            continue
-        kind, message, line, col = info.error
-        if kind == "syntax-error":
-            findings.append(
-                Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1))
-            )
-        else:
-            errors.append(f"{info.path}: {message}")
-            if verbose and "traceback" in info.extra:
-                errors.append(info.extra["traceback"].rstrip())
-    findings.extend(_run_rules(ctx, target_paths, errors, verbose))
-    findings.sort(key=lambda f: f.sort_key())
-    # drop the exact duplicates a finding reached through two programs would give
-    unique: list[Finding] = []
-    seen = set()
-    for f in findings:
-        sig = (f.code, f.location, f.message)
-        if sig not in seen:
-            seen.add(sig)
-            unique.append(f)
+    unique = _findings(ctx, list(target_infos.values()), errors, verbose)
     report.findings = unique
     report.errors.extend(errors)
     report.infos = {info.path: info for info in target_infos.values()}
@@ -325,6 +302,25 @@ def _side_inputs(root: Path) -> list:
         except OSError:
             continue
     return out
+
+
+def _findings(ctx: Context, targets: list[ModuleInfo], errors: list[str], verbose: bool) -> list[Finding]:
+    """The sorted findings on `targets` (RPL001 for files that do not parse, then every
+    rule); files that could not be read add a line to `errors`."""
+    findings: list[Finding] = []
+    for info in targets:
+        if info.error is None:
+            continue
+        kind, message, line, col = info.error
+        if kind == "syntax-error":
+            findings.append(Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1)))
+        else:
+            errors.append(f"{info.path}: {message}")
+            if verbose and "traceback" in info.extra:
+                errors.append(info.extra["traceback"].rstrip())
+    findings.extend(_run_rules(ctx, {info.path for info in targets}, errors, verbose))
+    findings.sort(key=lambda f: f.sort_key())
+    return findings
 
 
 def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
@@ -471,29 +467,8 @@ def check_facts(
         ctx._programs = [
             index.program(index.modules[m]) for m in sorted(wanted) if m in index.modules and index.is_entry_point(index.modules[m])
         ]
-    findings: list[Finding] = []
     errors: list[str] = []
-    paths = set()
-    for k in targets:
-        info = infos.get(k)
-        if info is None:
-            continue
-        paths.add(info.path)
-        if info.error is not None:
-            kind, message, line, col = info.error
-            if kind == "syntax-error":
-                findings.append(Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1)))
-            else:
-                errors.append(f"{info.path}: {message}")
-    findings.extend(_run_rules(ctx, paths, errors, False))
-    findings.sort(key=lambda f: f.sort_key())
-    unique: list[Finding] = []
-    seen = set()
-    for f in findings:
-        sig = (f.code, f.location, f.message)
-        if sig not in seen:
-            seen.add(sig)
-            unique.append(f)
+    unique = _findings(ctx, [infos[k] for k in targets if k in infos], errors, False)
     return unique, errors
 
 

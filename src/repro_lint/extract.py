@@ -22,6 +22,10 @@ from repro_lint.syntax import LEAVES, NOT_LITERAL, call_order, get_arg, has_kwar
 # Hooks registered by rule families: called for every call / assignment / with-statement.
 CallHook = Callable[["Extractor", ast.Call, Optional[str]], None]
 CALL_HOOKS: list[CallHook] = []
+# A call hook that can only act on callees of certain names gives them here (a function
+# returning the set, read when a file's walk starts): the walk then calls it only for calls
+# whose callee (its qualified name, else its attribute or plain name) ends in one of them.
+CALL_HOOK_NAMES: dict[CallHook, Callable[[], frozenset]] = {}
 ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
 # Called with each statement of the module body (the `__main__` guard included) before it is visited.
 MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
@@ -47,6 +51,7 @@ class Extractor:
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         self.no_grad = 0
         self.func: Optional[FunctionInfo] = None
+        self.call_hooks = [(hook, CALL_HOOK_NAMES[hook]() if hook in CALL_HOOK_NAMES else None) for hook in CALL_HOOKS]
         self.class_stack: list[str] = []
         self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
         self.torch_used_scopes: set[str] = set()
@@ -453,8 +458,13 @@ class Extractor:
             v = kw.value
             if type(v) is Name or type(v) is Attribute:
                 self._maybe_ref(v)
-        for hook in CALL_HOOKS:
-            hook(self, node, qual)
+        if qual is not None:
+            last: Optional[str] = qual.rpartition(".")[2]
+        else:
+            last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None  # type: ignore[attr-defined]
+        for hook, names in self.call_hooks:
+            if names is None or last in names:
+                hook(self, node, qual)
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the

@@ -117,8 +117,17 @@ def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]
             )
 
 
+@functools.lru_cache(maxsize=1)
+def _call_names() -> frozenset:
+    cat = flags()
+    trainer = cat["trainer"]
+    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"], *cat["seed-switches"]]
+    return frozenset(q.rpartition(".")[2] for q in quals)
+
+
 extract.ASSIGN_HOOKS.append(_flag_value)
 extract.CALL_HOOKS.append(_determinism_call)
+extract.CALL_HOOK_NAMES[_determinism_call] = _call_names
 
 
 # -- what a program sets -------------------------------------------------------------------

@@ -188,7 +188,14 @@ def _interesting(value: Any, values: frozenset) -> bool:
     return isinstance(value, (str, bool)) and value in values
 
 
+@functools.lru_cache(maxsize=1)
+def _op_names() -> frozenset:
+    t = table()
+    return frozenset([*(q.rpartition(".")[2] for q in [*t.functions, *t.modules]), *t.methods])
+
+
 extract.CALL_HOOKS.append(_op_call)
+extract.CALL_HOOK_NAMES[_op_call] = _op_names
 extract.CALL_HOOKS.append(_literal_call)
 
 

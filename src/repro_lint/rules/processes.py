@@ -326,7 +326,15 @@ def _handoff(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None
         _record(ex, node, f"{pool.label}.{attr}", get_arg(node, 0, pool.kw), what[2])
 
 
+@functools.lru_cache(maxsize=1)
+def _handoff_names() -> frozenset:
+    cat = _cat()
+    quals = [*cat.calls, *cat.pools, *cat.context_factories]
+    return frozenset([*(q.rpartition(".")[2] for q in quals), *cat.method_names])
+
+
 extract.CALL_HOOKS.append(_handoff)
+extract.CALL_HOOK_NAMES[_handoff] = _handoff_names
 extract.MODULE_STMT_HOOKS.append(_module_statement)
 
 

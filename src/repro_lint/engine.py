@@ -10,7 +10,7 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 from repro_lint import catalog
 from repro_lint.cache import Cache, cached_facts
@@ -20,7 +20,7 @@ from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo
-from repro_lint.project import Discovery, find_root, is_test_path, module_name
+from repro_lint.project import Discovery, FolderResolver, find_root, is_test_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
 
 # Below this many files to extract, worker start-up costs more than it saves.
@@ -148,26 +148,19 @@ def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path
     return project, targets
 
 
-def resolver() -> Callable[[Path], Path]:
-    """`Path.resolve`, with each folder resolved once (a project asks for every file in it)."""
-    folders: dict[Path, Path] = {}
-
-    def resolve(path: Path) -> Path:
-        if path.is_symlink():
-            return path.resolve()
-        parent = folders.get(path.parent)
-        if parent is None:
-            parent = folders[path.parent] = path.parent.resolve()
-        return parent / path.name
-
-    return resolve
-
-
 def display_rel(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
         return path.name
+
+
+def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
+    """Set `is_test` from each file's path (a resolved-path key) relative to the root."""
+    prefix = root.as_posix().rstrip("/") + "/"
+    for k, info in infos.items():
+        rel = Path(k).as_posix()
+        info.is_test = is_test_path(rel[len(prefix):] if rel.startswith(prefix) else Path(k).name)
 
 
 @contextlib.contextmanager
@@ -218,14 +211,10 @@ def _run_check(
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
-    resolved: dict[Path, str] = {}  # each path resolved once: targets are project files too
-    resolve = resolver()
+    resolve = FolderResolver()
     for f in [*target_files, *project_files]:
-        k = resolved.get(f)
-        if k is None:
-            k = resolved[f] = str(resolve(f))
-        all_files.setdefault(k, f)
-    target_keys = {resolved[f] for f in target_files}
+        all_files.setdefault(str(resolve(f)), f)
+    target_keys = {str(resolve(f)) for f in target_files}
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     for k, f in all_files.items():
@@ -270,10 +259,7 @@ def _run_check(
     for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key)):
         infos[job[0]] = info
     datas.clear()
-    root_prefix = root.as_posix().rstrip("/") + "/"
-    for k, info in infos.items():
-        rel = Path(k).as_posix()
-        info.is_test = is_test_path(rel[len(root_prefix):] if rel.startswith(root_prefix) else Path(k).name)
+    _mark_tests(infos, root)
 
     index = ProjectIndex(infos.values(), matchers, root)
     ctx = Context(index=index, settings=cfg.settings())
@@ -414,8 +400,9 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     load_rules()
     project_files, target_files = collect_files(targets, cfg, root)
     files: dict[str, Path] = {}
+    resolve = FolderResolver()
     for f in [*target_files, *project_files]:
-        files.setdefault(str(f.resolve()), f)
+        files.setdefault(str(resolve(f)), f)
     cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load_facts()
     infos: dict[str, ModuleInfo] = {}
     todo: list[tuple] = []
@@ -425,18 +412,17 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
             data = f.read_bytes()
         except OSError:
             continue
-        module, is_package = module_name(f, root)
+        module, is_package = module_name(Path(k), root, resolved=True)
         hit = cached_facts(cached.get(k), hashlib.blake2b(data, digest_size=16).hexdigest(), module)
         if isinstance(hit, ModuleInfo):
-            hit.path = display_path(f)
+            hit.path = display_path(f, k)
             infos[k] = hit
         else:
             datas[k] = data
-            todo.append((k, display_path(f), module, is_package))
+            todo.append((k, display_path(f, k), module, is_package))
     for job, info in zip(todo, _extract_all(todo, datas, jobs, cfg.matcher_key())):
         infos[job[0]] = info
-    for k, info in infos.items():
-        info.is_test = is_test_path(display_rel(files[k], root))
+    _mark_tests(infos, root)
     return infos
 
 

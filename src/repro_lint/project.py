@@ -52,6 +52,22 @@ def is_test_path(rel: str) -> bool:
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
 
 
+class FolderResolver:
+    """`Path.resolve`, with each folder resolved once: a project asks for every file in it,
+    and resolving costs a system call per path component."""
+
+    def __init__(self) -> None:
+        self._folders: dict[Path, Path] = {}
+
+    def __call__(self, path: Path) -> Path:
+        if path.is_symlink():
+            return path.resolve()
+        parent = self._folders.get(path.parent)
+        if parent is None:
+            parent = self._folders[path.parent] = path.parent.resolve()
+        return parent / path.name
+
+
 class Discovery:
     """Finds Python files under given paths, honouring .gitignore and excludes."""
 
@@ -60,7 +76,7 @@ class Discovery:
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
         self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
         self._gitignores: dict[Path, Optional[pathspec.PathSpec]] = {}
-        self._resolved_dirs: dict[Path, Path] = {}
+        self.resolve = FolderResolver()
 
     def _gitignore(self, folder: Path) -> Optional[pathspec.PathSpec]:
         if folder not in self._gitignores:
@@ -74,18 +90,9 @@ class Discovery:
             self._gitignores[folder] = spec
         return self._gitignores[folder]
 
-    def _resolve(self, path: Path) -> Path:
-        """`path.resolve()`, with each folder resolved once: a walk asks for every file in it."""
-        if path.is_symlink():
-            return path.resolve()
-        parent = self._resolved_dirs.get(path.parent)
-        if parent is None:
-            parent = self._resolved_dirs[path.parent] = path.parent.resolve()
-        return parent / path.name
-
     def _ignored(self, path: Path, is_dir: bool) -> bool:
         try:
-            rel = self._resolve(path).relative_to(self.root).as_posix()
+            rel = self.resolve(path).relative_to(self.root).as_posix()
         except ValueError:
             rel = path.name
         probe = rel + "/" if is_dir else rel

@@ -47,7 +47,10 @@ def _resolved_cwd(cwd: str) -> str:
 def display_path(path: Path, resolved: Optional[str] = None) -> str:
     """The path as shown to the user: relative to the working folder when inside it.
     `resolved` is `str(path.resolve())` when the caller has it already (resolving is slow)."""
-    full = Path(resolved).as_posix() if resolved is not None else path.resolve().as_posix()
+    if resolved is None:
+        full = path.resolve().as_posix()
+    else:
+        full = resolved if os.sep == "/" else Path(resolved).as_posix()
     cwd = _resolved_cwd(os.getcwd())
     if full.startswith(cwd):
         return full[len(cwd):]
@@ -56,6 +59,9 @@ def display_path(path: Path, resolved: Optional[str] = None) -> str:
 
 # -- workers ------------------------------------------------------------------------
 _WORKER_MATCHER_KEY: tuple = ((), ())
+# The files' bytes, read by this process before the workers are forked: a forked worker
+# takes its files from here instead of reading them again (elsewhere it reads them).
+_FORKED_DATAS: dict[str, bytes] = {}
 
 
 def _init_worker(matcher_key: tuple) -> None:
@@ -64,14 +70,22 @@ def _init_worker(matcher_key: tuple) -> None:
     load_rules()
 
 
+def _extract_part(jobs: list[tuple]) -> list[ModuleInfo]:
+    """A worker's part, extracted and sent back at once: results sent one by one must be
+    read by the parent while it extracts its own part, and the two then take turns."""
+    return [_extract_job(job) for job in jobs]
+
+
 def _extract_job(job: tuple) -> ModuleInfo:
     path, display, module, is_package = job
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        info = ModuleInfo(display, module, is_package)
-        info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
-        return info
+    data = _FORKED_DATAS.get(path)
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            info = ModuleInfo(display, module, is_package)
+            info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
+            return info
     return _safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY)
 
 
@@ -97,32 +111,50 @@ def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple) -> lis
     return [_safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key) for j in jobs]
 
 
+def balanced_parts(sizes: list[int], n: int) -> list[list[int]]:
+    """Indices of `sizes` in `n` parts of about equal total size (largest first, each to
+    the lightest part so far), each part in the original order."""
+    parts: list[list[int]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
+        lightest = loads.index(min(loads))
+        parts[lightest].append(i)
+        loads[lightest] += sizes[i]
+    for part in parts:
+        part.sort()
+    return parts
+
+
 def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple) -> list[ModuleInfo]:
     """`n_jobs - 1` worker processes and this one, which would otherwise only wait, and
-    whose own results need no pickling. Its share is the last files, 1/n_jobs of the bytes."""
+    whose own results need no pickling. Each extracts one part of about equal bytes."""
     import multiprocessing
 
-    sizes = [len(datas.get(j[0], b"")) for j in jobs]
-    share = sum(sizes) / n_jobs
-    split, taken = len(jobs), 0
-    while split > 1 and taken + sizes[split - 1] <= share:
-        split -= 1
-        taken += sizes[split]
-    theirs, mine = jobs[:split], jobs[split:]
+    global _FORKED_DATAS
+    parts = balanced_parts([len(datas.get(j[0], b"")) for j in jobs], n_jobs)
+    theirs, mine = parts[:-1], parts[-1]
     try:
         ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        pool = ctx.Pool(n_jobs - 1, initializer=_init_worker, initargs=(key,))
+        _FORKED_DATAS = datas
+        try:
+            pool = ctx.Pool(n_jobs - 1, initializer=_init_worker, initargs=(key,))
+        finally:
+            _FORKED_DATAS = {}
     except (OSError, ImportError):
         return _extract_here(jobs, datas, key)  # no process support here
+    out: list[Optional[ModuleInfo]] = [None] * len(jobs)
     with pool:
-        # small chunks: file sizes vary a lot, and a big last chunk leaves a core idle
-        pending = pool.imap(_extract_job, theirs, chunksize=max(4, min(32, len(theirs) // (n_jobs * 8))))
-        own = _extract_here(mine, datas, key)
-        try:
-            done = list(pending)
-        except Exception:  # a worker died: do its part here
-            done = _extract_here(theirs, datas, key)
-    return done + own
+        pending = [pool.apply_async(_extract_part, ([jobs[i] for i in part],)) for part in theirs]
+        for i, info in zip(mine, _extract_here([jobs[i] for i in mine], datas, key)):
+            out[i] = info
+        for part, result in zip(theirs, pending):
+            try:
+                done = result.get()
+            except Exception:  # a worker died: do its part here
+                done = _extract_here([jobs[i] for i in part], datas, key)
+            for i, info in zip(part, done):
+                out[i] = info
+    return out  # type: ignore[return-value]
 
 
 # -- the check ------------------------------------------------------------------------
@@ -159,8 +191,8 @@ def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
     """Set `is_test` from each file's path (a resolved-path key) relative to the root."""
     prefix = root.as_posix().rstrip("/") + "/"
     for k, info in infos.items():
-        rel = Path(k).as_posix()
-        info.is_test = is_test_path(rel[len(prefix):] if rel.startswith(prefix) else Path(k).name)
+        rel = k if os.sep == "/" else Path(k).as_posix()
+        info.is_test = is_test_path(rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
 
 
 @contextlib.contextmanager
@@ -211,10 +243,14 @@ def _run_check(
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
+    target_keys: set[str] = set()
     resolve = FolderResolver()
-    for f in [*target_files, *project_files]:
-        all_files.setdefault(str(resolve(f)), f)
-    target_keys = {str(resolve(f)) for f in target_files}
+    for f in target_files:
+        k = resolve.text(str(f))
+        all_files.setdefault(k, f)
+        target_keys.add(k)
+    for f in project_files:
+        all_files.setdefault(resolve.text(str(f)), f)
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     for k, f in all_files.items():
@@ -248,7 +284,7 @@ def _run_check(
     for k, f in all_files.items():
         if k not in datas:
             continue
-        module, is_package = module_name(Path(k), root, resolved=True)
+        module, is_package = module_name(k, root, resolved=True)
         hit = cached_facts(facts_cache.get(k), digests[k], module)
         shown = display_path(f, k)
         if isinstance(hit, ModuleInfo):
@@ -402,7 +438,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     files: dict[str, Path] = {}
     resolve = FolderResolver()
     for f in [*target_files, *project_files]:
-        files.setdefault(str(resolve(f)), f)
+        files.setdefault(resolve.text(str(f)), f)
     cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load_facts()
     infos: dict[str, ModuleInfo] = {}
     todo: list[tuple] = []
@@ -412,7 +448,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
             data = f.read_bytes()
         except OSError:
             continue
-        module, is_package = module_name(Path(k), root, resolved=True)
+        module, is_package = module_name(k, root, resolved=True)
         hit = cached_facts(cached.get(k), hashlib.blake2b(data, digest_size=16).hexdigest(), module)
         if isinstance(hit, ModuleInfo):
             hit.path = display_path(f, k)

@@ -17,7 +17,7 @@ from repro_lint.matchers import Matchers
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
 from repro_lint.sourcetext import decode_source, parse_noqa, split_lines
-from repro_lint.syntax import LEAVES, NOT_LITERAL, call_order, get_arg, has_kwargs, iter_calls, literal
+from repro_lint.syntax import LEAF_TYPES, NOT_LITERAL, call_order, get_arg, has_kwargs, iter_calls, literal
 
 # Hooks registered by rule families: called for every call / assignment / with-statement.
 CallHook = Callable[["Extractor", ast.Call, Optional[str]], None]
@@ -36,7 +36,25 @@ FINISH_HOOKS: list[Callable[["Extractor"], None]] = []
 _SIMPLE_STATEMENTS = frozenset([ast.Expr, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal])
 _TRY_STATEMENTS = frozenset([ast.Try, getattr(ast, "TryStar", ast.Try)])
 _MATCH_STATEMENT = getattr(ast, "Match", None)  # Python 3.10+
+_Name = ast.Name
+_Expr = ast.Expr
+_Attribute = ast.Attribute
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
+
+
+_HOOK_TABLES: dict[tuple, tuple[dict[str, tuple], tuple]] = {}
+
+
+def _call_hook_table(hooks: tuple) -> tuple[dict[str, tuple], tuple]:
+    """(callee name -> the hooks to call, the hooks for every other callee), each tuple in
+    registration order (hooks may read what earlier ones recorded for the same call)."""
+    hit = _HOOK_TABLES.get(hooks)
+    if hit is None:
+        names = {h: CALL_HOOK_NAMES[h]() for h in hooks if h in CALL_HOOK_NAMES}
+        every = tuple(h for h in hooks if h not in names)
+        table = {name: tuple(h for h in hooks if h not in names or name in names[h]) for gated in names.values() for name in gated}
+        hit = _HOOK_TABLES[hooks] = (table, every)
+    return hit
 
 
 class Extractor:
@@ -51,7 +69,7 @@ class Extractor:
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         self.no_grad = 0
         self.func: Optional[FunctionInfo] = None
-        self.call_hooks = [(hook, CALL_HOOK_NAMES[hook]() if hook in CALL_HOOK_NAMES else None) for hook in CALL_HOOKS]
+        self.hooks_for, self.hooks_any = _call_hook_table(tuple(CALL_HOOKS))
         self.class_stack: list[str] = []
         self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
         self.torch_used_scopes: set[str] = set()
@@ -267,8 +285,11 @@ class Extractor:
 
     def _visit_header(self, node: ast.AST) -> None:
         """Find the calls in an expression (or simple statement)."""
-        if type(node) in LEAVES:  # a bare name or constant (defaults, tests, bases)
+        t = type(node)
+        if t in LEAF_TYPES:  # a bare name or constant (defaults, tests, bases)
             return
+        if t is _Expr:  # a statement that is an expression (most often a call)
+            node = node.value  # type: ignore[attr-defined]
         calls = iter_calls(node)
         if len(calls) > 1:
             calls.sort(key=call_order)
@@ -424,13 +445,31 @@ class Extractor:
 
     # -- calls -------------------------------------------------------------------
     def _visit_call(self, node: ast.Call) -> None:
+        # runs for every call of a project: name resolution, the call record and the hook
+        # dispatch are written out here rather than called
         func = node.func
-        qual = self.r.qualify(func)
+        tf = type(func)
+        qual: Optional[str] = None
+        if tf is _Name:
+            last: Optional[str] = func.id  # type: ignore[attr-defined]
+            qual = self.r.scope.lookup(last)  # type: ignore[arg-type]
+        elif tf is _Attribute:
+            last = func.attr  # type: ignore[attr-defined]
+            base = func.value  # type: ignore[attr-defined]
+            if type(base) is _Name:
+                qual = self.r.scope.lookup(base.id)
+                if qual is not None:
+                    qual = qual + "." + last  # type: ignore[operator]
+            elif type(base) is _Attribute:
+                qual = self.r.qualify(func)
+        else:
+            last = None
         m = self.m
         if qual is not None:
             self._resolved_call(node, qual)
-        elif type(func) is ast.Attribute:
-            method = func.attr
+            last = qual.rpartition(".")[2]
+        elif tf is _Attribute:
+            method = last
             src = m.draw_methods.get(method)
             if src is not None and get_arg(node, -1, "generator") is None:
                 self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
@@ -438,33 +477,29 @@ class Extractor:
                 self.add("train", node, what=method)
                 self._torch_use(node)
             elif method == "step":
-                recv = func.value
-                name = recv.id if isinstance(recv, ast.Name) else recv.attr if isinstance(recv, ast.Attribute) else ""
+                recv = func.value  # type: ignore[attr-defined]
+                name = recv.id if type(recv) is _Name else recv.attr if type(recv) is _Attribute else ""
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
             fn = self.func
-            self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)
-        elif type(func) is ast.Name:
+            self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)  # type: ignore[attr-defined]
+        elif tf is _Name:
             # an unbound plain name: a builtin, a star import or an undefined helper
-            if m.looks_like_seeder(func.id):
-                self._seed_candidate(node, func.id)
-            self.add_call(None, func.id, node)
+            if m.looks_like_seeder(last):  # type: ignore[arg-type]
+                self._seed_candidate(node, last)  # type: ignore[arg-type]
+            self.add_call(None, last, node)
         # functions handed over as arguments (callbacks) are reached too
-        Name, Attribute = ast.Name, ast.Attribute
         for arg in node.args:
-            if type(arg) is Name or type(arg) is Attribute:
+            ta = type(arg)
+            if ta is _Name or ta is _Attribute:
                 self._maybe_ref(arg)
         for kw in node.keywords:
             v = kw.value
-            if type(v) is Name or type(v) is Attribute:
+            ta = type(v)
+            if ta is _Name or ta is _Attribute:
                 self._maybe_ref(v)
-        if qual is not None:
-            last: Optional[str] = qual.rpartition(".")[2]
-        else:
-            last = func.attr if type(func) is Attribute else func.id if type(func) is Name else None  # type: ignore[attr-defined]
-        for hook, names in self.call_hooks:
-            if names is None or last in names:
-                hook(self, node, qual)
+        for hook in self.hooks_for.get(last, self.hooks_any):  # type: ignore[arg-type]
+            hook(self, node, qual)
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the

@@ -30,14 +30,15 @@ def find_root(paths: Iterable[Path]) -> Path:
     return base
 
 
-def module_name(path: Path, root: Path, resolved: bool = False) -> tuple[str, bool]:
+def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple[str, bool]:
     """Dotted module name of `path` relative to the project root (or its `src/` layout root).
     `resolved` says `path` is resolved already (resolving costs system calls per folder)."""
-    try:
-        rel = (path if resolved else path.resolve()).relative_to(root)
-    except ValueError:
-        rel = Path(path.name)
-    parts = list(rel.with_suffix("").parts)
+    full = str(path) if resolved else str(Path(path).resolve())
+    prefix = str(root).rstrip(os.sep) + os.sep
+    rel = full[len(prefix):] if full.startswith(prefix) else os.path.basename(full)
+    parts = os.path.splitext(rel)[0].split(os.sep) if rel else []
+    if os.altsep:
+        parts = [q for part in parts for q in part.split(os.altsep)]
     if parts and parts[0] == "src" and len(parts) > 1:
         parts = parts[1:]
     is_package = bool(parts) and parts[-1] == "__init__"
@@ -57,15 +58,24 @@ class FolderResolver:
     and resolving costs a system call per path component."""
 
     def __init__(self) -> None:
-        self._folders: dict[Path, Path] = {}
+        self._folders: dict[str, str] = {}
 
     def __call__(self, path: Path) -> Path:
-        if path.is_symlink():
-            return path.resolve()
-        parent = self._folders.get(path.parent)
-        if parent is None:
-            parent = self._folders[path.parent] = path.parent.resolve()
-        return parent / path.name
+        return Path(self.text(str(path)))
+
+    def text(self, path: str) -> str:
+        """The resolved form of `path`, as a string (no `Path` objects: cheaper per file)."""
+        if os.path.islink(path):
+            return str(Path(path).resolve())
+        folder, name = os.path.split(path)
+        return os.path.join(self.folder(folder), name)
+
+    def folder(self, folder: str) -> str:
+        """The resolved form of the folder `folder` (its own links followed)."""
+        hit = self._folders.get(folder)
+        if hit is None:
+            hit = self._folders[folder] = str(Path(folder or ".").resolve())
+        return hit
 
 
 class Discovery:
@@ -75,72 +85,95 @@ class Discovery:
         self.root = root
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
         self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
-        self._gitignores: dict[Path, Optional[pathspec.PathSpec]] = {}
+        self._gitignores: dict[str, Optional[pathspec.PathSpec]] = {}
         self.resolve = FolderResolver()
 
-    def _gitignore(self, folder: Path) -> Optional[pathspec.PathSpec]:
-        if folder not in self._gitignores:
-            spec = None
-            gi = folder / ".gitignore"
-            if gi.is_file():
-                try:
-                    spec = pathspec.PathSpec.from_lines("gitwildmatch", gi.read_text(errors="replace").splitlines())
-                except (OSError, ValueError):
-                    spec = None
-            self._gitignores[folder] = spec
-        return self._gitignores[folder]
+    def _gitignore(self, rel_folder: str) -> Optional[pathspec.PathSpec]:
+        """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
+        try:
+            return self._gitignores[rel_folder]
+        except KeyError:
+            pass
+        spec = None
+        gi = self.root / rel_folder / ".gitignore"
+        if gi.is_file():
+            try:
+                spec = pathspec.PathSpec.from_lines("gitwildmatch", gi.read_text(errors="replace").splitlines())
+            except (OSError, ValueError):
+                spec = None
+        self._gitignores[rel_folder] = spec
+        return spec
 
     def _ignored(self, path: Path, is_dir: bool) -> bool:
-        try:
-            rel = self.resolve(path).relative_to(self.root).as_posix()
-        except ValueError:
-            rel = path.name
-        probe = rel + "/" if is_dir else rel
-        if self.exclude.match_file(probe):
+        resolved = self.resolve.text(str(path))
+        prefix = str(self.root).rstrip(os.sep) + os.sep
+        rel = resolved[len(prefix):].replace(os.sep, "/") if resolved.startswith(prefix) else path.name
+        return self._ignored_rel(rel, is_dir)
+
+    def _ignored_rel(self, rel: str, is_dir: bool) -> bool:
+        """Whether the file or folder at `rel` (relative to the root, with "/") is excluded."""
+        if self.exclude.match_file(rel + "/" if is_dir else rel):
             return True
         # .gitignore files from the root down to the file's folder
-        folder = self.root
-        parts = Path(rel).parts
-        for i in range(len(parts)):
-            spec = self._gitignore(folder)
-            if spec is not None:
-                sub = "/".join(parts[i:]) + ("/" if is_dir else "")
-                if spec.match_file(sub):
-                    return True
-            folder = folder / parts[i]
-        return False
+        start = 0
+        while True:
+            spec = self._gitignore(rel[: start - 1] if start else "")
+            if spec is not None and spec.match_file(rel[start:] + "/" if is_dir else rel[start:]):
+                return True
+            start = rel.find("/", start) + 1
+            if not start:
+                return False
 
-    def _is_venv(self, folder: Path) -> bool:
-        return (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+    def _is_venv(self, folder: str) -> bool:
+        return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
     def walk(self, path: Path, explicit: bool = True) -> Iterable[Path]:
-        """Python files under `path`. An explicitly named file is always included."""
+        """Python files under `path`, folders first-to-last in name order, a folder's files
+        before its subfolders. An explicitly named file is always included."""
         if path.is_file():
             if explicit or (path.suffix in (".py", ".pyi") and not self._ignored(path, False)):
                 yield path
             return
         seen: set[tuple[int, int]] = set()
-        for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-            d = Path(dirpath)
+        root_prefix = str(self.root).rstrip(os.sep) + os.sep
+        stack = [str(path)]
+        while stack:
+            folder = stack.pop()
             try:
-                st = d.stat()
+                st = os.stat(folder)
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
             except OSError:
-                dirnames[:] = []
                 continue
             key = (st.st_dev, st.st_ino)
             if key in seen:  # a symlink loop: do not descend again
-                dirnames[:] = []
                 continue
             seen.add(key)
-            keep = []
-            for name in sorted(dirnames):
-                sub = d / name
-                if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(sub, True):
+            # where the folder is relative to the root: files' excludes are matched on that
+            real = self.resolve.folder(folder)
+            if real + os.sep == root_prefix:
+                rel_folder: Optional[str] = ""
+            elif real.startswith(root_prefix):
+                rel_folder = real[len(root_prefix):].replace(os.sep, "/") + "/"
+            else:
+                rel_folder = None
+            subfolders = []
+            for entry in entries:
+                name = entry.name
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
                     continue
-                keep.append(name)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                if name.endswith((".py", ".pyi")):
-                    f = d / name
-                    if not self._ignored(f, False):
-                        yield f
+                if is_dir:
+                    sub = os.path.join(folder, name)
+                    if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
+                        continue
+                    subfolders.append(sub)
+                elif name.endswith((".py", ".pyi")):
+                    if entry.is_symlink() or rel_folder is None:
+                        ignored = self._ignored(Path(entry.path), False)
+                    else:
+                        ignored = self._ignored_rel(rel_folder + name, False)
+                    if not ignored:
+                        yield Path(entry.path)
+            stack.extend(reversed(subfolders))

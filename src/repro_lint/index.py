@@ -73,10 +73,12 @@ class ProjectIndex:
         self._refs: Optional[list[ScopeRef]] = None
         self._ref_ids: dict[ScopeRef, int] = {}
         self._succ: dict[bool, list] = {}
+        self._call_succ: list = []  # the calls' part of each scope's successors, shared by both kinds of walk
         self._by_name_ids: dict[tuple[str, str], tuple[int, ...]] = {}
         self._has_events: Optional[bytearray] = None
         self._by_kind: Optional[list] = None
         self._method_cache: dict[tuple, tuple[str, ...]] = {}
+        self._callees: dict[str, dict[str, tuple]] = {}  # module -> scope -> callees
         self._visible: dict[str, int] = {}
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
@@ -171,16 +173,35 @@ class ProjectIndex:
     def is_module_class(self, key: str) -> bool:
         return any(b in self.m.module_bases for b in self.class_bases(key))
 
-    def callees(self, info: ModuleInfo, scope: str) -> Iterator[tuple[tuple, tuple[str, ...]]]:
-        """Each recorded call of a scope with the project functions it may reach."""
+    def callees(self, info: ModuleInfo, scope: str) -> tuple[tuple[tuple, tuple[str, ...]], ...]:
+        """Each recorded call of a scope with the project functions it may reach (worked out
+        once per scope: effects, reach and several rules ask for the same scopes)."""
+        per_scope = self._callees.get(info.module)
+        if per_scope is None:
+            per_scope = self._callees[info.module] = {}
+        hit = per_scope.get(scope)
+        if hit is not None:
+            return hit
+        out = []
+        module = info.module
+        methods = self._method_cache
+        resolved = self._resolve_cache
         for call in info.calls.get(scope, ()):
             target = call[0]
+            # the caches' lookups written out: this runs for every call of a project
             if target is None or target[0] == "@":
-                keys = self.method_targets(call[1], info, target)
+                keys = methods.get((call[1], module, target))
+                if keys is None:
+                    keys = self.method_targets(call[1], info, target)
             else:
-                keys = self.resolve(target, info)
+                keys = resolved.get((target, module))
+                if keys is None:
+                    keys = self.resolve(target, info)
             if keys:
-                yield call, keys
+                out.append((call, keys))
+        # a tuple holds no spare room, and most scopes share the empty one
+        hit = per_scope[scope] = tuple(out) if out else ()
+        return hit
 
     def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
         """Project functions a call by method name can reach.
@@ -372,6 +393,7 @@ class ProjectIndex:
             self._ref_ids = {r: i for i, r in enumerate(refs)}
             self._refs = refs
             self._succ = {True: [None] * len(refs), False: [None] * len(refs)}
+            self._call_succ = [None] * len(refs)
         return self._refs
 
     def _bfs(self, starts: Iterable[ScopeRef], include_imports: bool) -> list[int]:
@@ -416,20 +438,37 @@ class ProjectIndex:
         """What scope `i` leads to, in discovery order: scope numbers, and method names
         standing for all the functions of that name. Computed once per index: every program
         walks the same shared code again."""
+        calls = self._call_succ[i]
+        if calls is None:
+            calls = self._call_succ[i] = self._call_successors(i)
+        if not include_imports:
+            return calls
         ref = self._refs[i]  # type: ignore[index]
         mod = self.modules[ref[0]]
         ids = self._ref_ids
         out: dict = {}  # ordered and without repeats; a scope that does not exist is never reached
-        if include_imports and ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
+        if ref[1] in (MODULE_SCOPE, MAIN_SCOPE):
             for target in self.imports_of.get(ref[0], ()):
                 out[ids.get((target, MODULE_SCOPE))] = None
-        elif include_imports:
+        else:
             # imports inside a function body run when it is called
             for imp in mod.imports:
                 if imp[5] == ref[1]:
                     target = self.module_of(imp[0], mod)
                     if target:
                         out[ids.get((target, MODULE_SCOPE))] = None
+        if not out:
+            return calls
+        out.update(dict.fromkeys(calls))
+        out.pop(None, None)
+        return tuple(out)
+
+    def _call_successors(self, i: int) -> tuple:
+        """The part of `_successors` that the scope's calls (and a Hydra main's config) give."""
+        ref = self._refs[i]  # type: ignore[index]
+        mod = self.modules[ref[0]]
+        ids = self._ref_ids
+        out: dict = {}
         for call, keys in self.callees(mod, ref[1]):
             if call[0] is None and len(keys) > 1:
                 # a call by method name fans out to many functions, the same for every

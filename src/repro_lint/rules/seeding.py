@@ -261,14 +261,14 @@ def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
         for ev in info.events.get(scope, ()):
             if ev.kind == "seed" or ev.kind == "seedcand" and index.seed_sources(info, ev):
                 return True
-        for call in info.calls.get(scope, ()):
+        for call, keys in index.callees(info, scope):
             target = call[0]
             if call[1] == REF_CALL:
                 continue
             if target is None or target[0] == "@":
                 if call[1] in names:
                     return True
-            elif any(index.effects(k).seeds for k in index.resolve(target, info)):
+            elif any(index.effects(k).seeds for k in keys):
                 return True
     return False
 

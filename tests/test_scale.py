@@ -61,3 +61,48 @@ def test_parallel_rules_report_exactly_what_one_process_reports(tmp_path, cli):
         outs.append(r.stdout)
     assert outs[0] == outs[1]
     assert json.loads(outs[0])["findings"]  # the generated scripts do have findings
+
+
+def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, monkeypatch):
+    """With --jobs 2 a forked copy runs some rules; if it dies, they run here instead."""
+    import os
+
+    from repro_lint import engine
+    from repro_lint.config import Config
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
+    make_corpus.write_labs(corpus / "labs", 3, seed=0)
+    expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
+    parent = os.getpid()
+    real = engine._rules_here
+    here: list[list[str]] = []
+
+    def dies_in_the_copy(ctx, targets, errors, verbose, codes):
+        if os.getpid() != parent:
+            raise RuntimeError("the copy dies")
+        here.append(list(codes))
+        return real(ctx, targets, errors, verbose, codes)
+
+    monkeypatch.setattr(engine, "_rules_here", dies_in_the_copy)
+    got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
+    # this process ran its own rules, then (the copy having died) the copy's
+    assert len(here) == 2 and set(here[1]) == set(engine.FORKED_RULES) and not set(here[0]) & set(engine.FORKED_RULES)
+    assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
+    assert {f.code for f in expected} & set(engine.FORKED_RULES)  # the copy's rules did report
+    assert got.errors == []
+
+
+def test_balanced_parts_cover_every_file_once_with_even_sizes():
+    from repro_lint.engine import balanced_parts
+
+    sizes = [(i * 7919) % 1000 + 1 for i in range(500)] + [20_000]
+    parts = balanced_parts(sizes, 2)
+    assert sorted(i for p in parts for i in p) == list(range(len(sizes)))
+    assert all(p == sorted(p) for p in parts)
+    loads = [sum(sizes[i] for i in p) for p in parts]
+    assert max(loads) - min(loads) <= max(sizes[:-1])  # as even as one file allows
+    assert balanced_parts([5], 3) == [[0], [], []]

@@ -7,6 +7,7 @@ import functools
 import gc
 import hashlib
 import os
+import pickle
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,21 +78,22 @@ def _extract_part(jobs: list[tuple]) -> list[ModuleInfo]:
 
 
 def _extract_job(job: tuple) -> ModuleInfo:
-    path, display, module, is_package = job
+    path, display, module, is_package, digest = job
     data = _FORKED_DATAS.get(path)
     if data is None:
+        digest = None  # read again here: its digest is worked out again too
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             info = ModuleInfo(display, module, is_package)
             info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
             return info
-    return _safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY)
+    return _safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY, digest)
 
 
-def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple) -> ModuleInfo:
+def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None) -> ModuleInfo:
     try:
-        return extract(display, module, is_package, data, get_matchers(*key))
+        return extract(display, module, is_package, data, get_matchers(*key), digest)
     except Exception as exc:  # a bug in an extraction hook must not stop the other files
         info = ModuleInfo(display, module, is_package)
         info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -108,7 +110,7 @@ def _extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: t
 
 def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple) -> list[ModuleInfo]:
     # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
-    return [_safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key) for j in jobs]
+    return [_safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4]) for j in jobs]
 
 
 def balanced_parts(sizes: list[int], n: int) -> list[list[int]]:
@@ -291,7 +293,7 @@ def _run_check(
             hit.path = shown
             infos[k] = hit
         else:
-            jobs_todo.append((k, shown, module, is_package))
+            jobs_todo.append((k, shown, module, is_package, digests[k]))
     for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key)):
         infos[job[0]] = info
     datas.clear()
@@ -301,7 +303,7 @@ def _run_check(
     ctx = Context(index=index, settings=cfg.settings())
     target_infos = {k: infos[k] for k in target_keys if k in infos}
     errors: list[str] = []
-    unique = _findings(ctx, list(target_infos.values()), errors, verbose)
+    unique = _findings(ctx, list(target_infos.values()), errors, verbose, jobs)
     report.findings = unique
     report.errors.extend(errors)
     report.infos = {info.path: info for info in target_infos.values()}
@@ -326,7 +328,7 @@ def _side_inputs(root: Path) -> list:
     return out
 
 
-def _findings(ctx: Context, targets: list[ModuleInfo], errors: list[str], verbose: bool) -> list[Finding]:
+def _findings(ctx: Context, targets: list[ModuleInfo], errors: list[str], verbose: bool, jobs: int = 1) -> list[Finding]:
     """The sorted findings on `targets` (RPL001 for files that do not parse, then every
     rule); files that could not be read add a line to `errors`."""
     findings: list[Finding] = []
@@ -340,44 +342,124 @@ def _findings(ctx: Context, targets: list[ModuleInfo], errors: list[str], verbos
             errors.append(f"{info.path}: {message}")
             if verbose and "traceback" in info.extra:
                 errors.append(info.extra["traceback"].rstrip())
-    findings.extend(_run_rules(ctx, {info.path for info in targets}, errors, verbose))
+    findings.extend(_run_rules(ctx, {info.path for info in targets}, errors, verbose, jobs))
     findings.sort(key=lambda f: f.sort_key())
     return findings
 
 
-def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool) -> Iterable[Finding]:
-    """Every rule over its units, in one process: the rules share what they work out about
-    the project (programs, effects of functions, resolved calls), which is most of their
-    time, so rule workers would each redo it (measured in bench/: slower than one process).
+# Module rules that need no programs: with --jobs above 1 a forked copy of this process
+# runs them (mostly RPL103, which works out what every function seeds) while this one
+# builds the programs and runs the other rules.
+FORKED_RULES = ("RPL102", "RPL103", "RPL104", "RPL201", "RPL202")
+# Below this many files to report on, forking costs more than it saves.
+FORK_RULES_MIN_FILES = 200
+
+
+def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool, jobs: int = 1) -> list[Finding]:
+    """Every rule over its units. The rules share what they work out about the project
+    (programs, effects of functions, resolved calls), which is most of their time, so they
+    are not spread over workers unit by unit (measured in bench/: slower than one process);
+    with --jobs above 1 one forked copy of this process runs `FORKED_RULES`.
 
     A finding reached through many programs is kept once, the first time: the engine's
     de-duplication keeps the first of equal findings too (equal findings sort equal), and
     a large project can otherwise hold hundreds of thousands of copies at once."""
-    out: list[Finding] = []
+    codes = list(RULES)
+    forked = None
+    if jobs > 1 and len(target_paths) >= FORK_RULES_MIN_FILES and hasattr(os, "fork"):
+        forked = _fork_rules(ctx, target_paths, verbose, [c for c in codes if c in FORKED_RULES])
+        if forked is not None:
+            codes = [c for c in codes if c not in FORKED_RULES]
+    per_code = _rules_here(ctx, target_paths, errors, verbose, codes)
+    if forked is not None:
+        theirs = _forked_result(forked)
+        if theirs is None:  # the copy failed: its rules run here
+            theirs = _rules_here(ctx, target_paths, errors, verbose, [c for c in RULES if c in FORKED_RULES])
+        else:
+            errors.extend(theirs.pop(None, []))
+        per_code.update(theirs)
+    return [f for code in RULES for f in per_code.get(code, ())]
+
+
+def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool, codes: list[str]) -> dict:
+    """The findings of the rules `codes`, by code, worked out in this process."""
+    out: dict = {}
     programs: list = []
-    try:
-        programs = ctx.programs
-    except Exception as exc:  # pragma: no cover - a bug in the index
-        errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
-        if verbose:
-            errors.append(traceback.format_exc().rstrip())
+    if any(RULES[code].per == "program" for code in codes):
+        try:
+            programs = ctx.programs
+        except Exception as exc:  # pragma: no cover - a bug in the index
+            errors.append(f"internal error while building the project index: {type(exc).__name__}: {exc}")
+            if verbose:
+                errors.append(traceback.format_exc().rstrip())
     modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
-    seen: set = set()
-    for code, spec in RULES.items():
+    for code in codes:
+        spec = RULES[code]
+        seen: set = set()
+        found: list[Finding] = []
+        out[code] = found
         units = [(info, info) for info in modules] if spec.per == "module" else [(p, p.entry) for p in programs]
         for unit, info in units:
             try:
                 for finding in spec.check(ctx, unit):
                     if finding.location.path in target_paths:
-                        sig = (finding.code, finding.location, finding.message)
+                        sig = (finding.location, finding.message)
                         if sig not in seen:
                             seen.add(sig)
-                            out.append(finding)
+                            found.append(finding)
             except Exception as exc:
                 errors.append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
                 if verbose:
                     errors.append(traceback.format_exc().rstrip())
     return out
+
+
+def _fork_rules(ctx: Context, target_paths: set[str], verbose: bool, codes: list[str]) -> Optional[tuple[int, int]]:
+    """Start a forked copy of this process running the rules `codes`: (its pid, the read
+    end of the pipe its findings come back through), or None when it cannot start."""
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid:
+        os.close(write)
+        return pid, read
+    status = 1
+    try:  # the copy: never returns into the caller's code, nor runs its exit handlers
+        os.close(read)
+        errors: list[str] = []
+        result: dict = _rules_here(ctx, target_paths, errors, verbose, codes)
+        result[None] = errors
+        with os.fdopen(write, "wb") as fh:
+            fh.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _forked_result(forked: tuple[int, int]) -> Optional[dict]:
+    """The findings by code (and error lines under None) of a forked copy, or None when
+    it failed."""
+    pid, read = forked
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return None
+    if status != 0:
+        return None
+    try:
+        result = pickle.loads(data)
+    except Exception:
+        return None
+    return result if isinstance(result, dict) else None
 
 
 def _noqa_view(info: ModuleInfo) -> ModuleInfo:
@@ -449,13 +531,14 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
         except OSError:
             continue
         module, is_package = module_name(k, root, resolved=True)
-        hit = cached_facts(cached.get(k), hashlib.blake2b(data, digest_size=16).hexdigest(), module)
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        hit = cached_facts(cached.get(k), digest, module)
         if isinstance(hit, ModuleInfo):
             hit.path = display_path(f, k)
             infos[k] = hit
         else:
             datas[k] = data
-            todo.append((k, display_path(f, k), module, is_package))
+            todo.append((k, display_path(f, k), module, is_package, digest))
     for job, info in zip(todo, _extract_all(todo, datas, jobs, cfg.matcher_key())):
         infos[job[0]] = info
     _mark_tests(infos, root)

@@ -37,6 +37,7 @@ _SIMPLE_STATEMENTS = frozenset([ast.Expr, ast.Return, ast.Raise, ast.Assert, ast
 _TRY_STATEMENTS = frozenset([ast.Try, getattr(ast, "TryStar", ast.Try)])
 _MATCH_STATEMENT = getattr(ast, "Match", None)  # Python 3.10+
 _Name = ast.Name
+_Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
@@ -314,19 +315,25 @@ class Extractor:
             hook(self, stmt)
 
     def _visit_target(self, target: ast.AST, value: Optional[ast.AST], stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
+        tt = type(target)
+        tv = type(value)
+        if tt is _Name:
             if self.func is not None:
-                qual = self.r.qualify(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-                self.r.bind(target.id, qual)
-                lit = literal(value)
-                if lit is not NOT_LITERAL:
-                    self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit
-            if isinstance(value, ast.Call):
-                qual = self.r.qualify(value.func)
+                qual = self.r.qualify(value) if tv is _Name or tv is _Attribute else None
+                self.r.scope.bindings[target.id] = qual or UNKNOWN  # type: ignore[attr-defined]
+                if tv is _Constant or tv is ast.UnaryOp:  # what `literal` can read
+                    lit = literal(value)
+                    if lit is not NOT_LITERAL:
+                        self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
+            if tv is ast.Call:
+                qual = self.r.qualify(value.func)  # type: ignore[union-attr]
                 if qual and self.m.is_optimizer(qual):
-                    self.optimizer_names.add(target.id)
+                    self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
                 # a drawn value kept in a name (for the draw-then-seed-with-it idiom)
-                for ev in reversed(self.info.events.get(self.scope, ())):
+                events = self.info.events.get(self.scope)
+                if not events or events[-1].line < value.lineno:  # type: ignore[union-attr]
+                    return  # no event on this line
+                for ev in reversed(events):
                     if ev.line < value.lineno:
                         break  # events are recorded in statement order: the rest come before
                     if ev.kind == "draw" and ev.line == value.lineno and ev.col == self.col(value.lineno, value.col_offset):
@@ -353,8 +360,12 @@ class Extractor:
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self._visit_header(dec)
-        for default in list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]:
+        args = node.args
+        for default in args.defaults:
             self._visit_header(default)
+        for default in args.kw_defaults:
+            if default is not None:
+                self._visit_header(default)
         qual = ".".join([*self.prefix, node.name])
         decorators = []
         hydra_path = None
@@ -378,21 +389,22 @@ class Extractor:
         first = body[1] if doc_end and len(body) > 1 else body[0]
         args = node.args
         params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
-        info = FunctionInfo(
-            qual=qual,
-            name=node.name,
-            line=node.lineno,
-            col=self.col(node.lineno, node.col_offset),
-            end_line=node.end_lineno,
-            params=params,
-            decorators=decorators,
-            hydra_config_path=hydra_path,
-            class_name=self.class_stack[-1] if self.class_stack else None,
-            docstring_end=doc_end,
-            body_line=first.lineno,
-            body_col=self.col(first.lineno, first.col_offset),
-            no_grad=no_grad,
-            is_async=isinstance(node, ast.AsyncFunctionDef),
+        ascii_cols = self.lines is None  # byte columns are character columns
+        info = FunctionInfo(  # positional: one is made for every function of a project
+            qual,
+            node.name,
+            node.lineno,
+            node.col_offset if ascii_cols else self.col(node.lineno, node.col_offset),
+            node.end_lineno,
+            params,
+            decorators,
+            hydra_path,
+            self.class_stack[-1] if self.class_stack else None,
+            doc_end,
+            first.lineno,
+            first.col_offset if ascii_cols else self.col(first.lineno, first.col_offset),
+            no_grad,
+            type(node) is ast.AsyncFunctionDef,
         )
         self.info.functions[qual] = info
         if is_hydra and not self.class_stack:
@@ -452,7 +464,13 @@ class Extractor:
         qual: Optional[str] = None
         if tf is _Name:
             last: Optional[str] = func.id  # type: ignore[attr-defined]
-            qual = self.r.scope.lookup(last)  # type: ignore[arg-type]
+            scope = self.r.scope
+            while scope is not None:  # Scope.lookup, written out
+                qual = scope.bindings.get(last)  # type: ignore[arg-type]
+                if qual is not None:
+                    qual = qual or None  # UNKNOWN shadows but resolves to nothing
+                    break
+                scope = scope.parent
         elif tf is _Attribute:
             last = func.attr  # type: ignore[attr-defined]
             base = func.value  # type: ignore[attr-defined]
@@ -491,12 +509,18 @@ class Extractor:
         # functions handed over as arguments (callbacks) are reached too
         for arg in node.args:
             ta = type(arg)
-            if ta is _Name or ta is _Attribute:
+            if ta is _Name:
+                if self.r.scope.lookup(arg.id) is not None:  # most are local variables
+                    self._maybe_ref(arg)
+            elif ta is _Attribute:
                 self._maybe_ref(arg)
         for kw in node.keywords:
             v = kw.value
             ta = type(v)
-            if ta is _Name or ta is _Attribute:
+            if ta is _Name:
+                if self.r.scope.lookup(v.id) is not None:
+                    self._maybe_ref(v)
+            elif ta is _Attribute:
                 self._maybe_ref(v)
         for hook in self.hooks_for.get(last, self.hooks_any):  # type: ignore[arg-type]
             hook(self, node, qual)
@@ -677,10 +701,11 @@ class Extractor:
             self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
 
 
-def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers) -> ModuleInfo:
-    """Parse `data` once and return the facts of the file. Never raises for bad input."""
+def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:
+    """Parse `data` once and return the facts of the file. Never raises for bad input.
+    `digest` is the content digest when the caller has worked it out already."""
     info = ModuleInfo(path, module, is_package)
-    info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    info.digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
     if b"\0" in data:
         info.error = ("read-error", "file contains a NUL byte; not Python source", 0, 0)
         return info

@@ -38,7 +38,9 @@ _EMPTY: dict = {}  # a shared empty mapping for lookups that miss (never written
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
 _MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
 _MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates
-_KEYS = ("shuffle", "num_workers")  # keywords that make a call of a project class worth recording
+_KEYS = ("shuffle", "num_workers")
+# expressions `_dict_branches` can read a dict from
+_DICT_EXPRESSIONS = frozenset([ast.Dict, ast.Call, ast.IfExp, ast.Name])  # keywords that make a call of a project class worth recording
 
 
 @functools.lru_cache(maxsize=1)
@@ -259,19 +261,37 @@ def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
 
 # -- hooks ----------------------------------------------------------------------------
 def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    # runs for every call of a project: the commonest calls (methods of other objects,
+    # calls into libraries, project calls passing nothing a loader rule reads) leave early
     cat = _cat()
     func = node.func
-    if qual is None and type(func) is ast.Attribute:
-        method = func.attr
-        if method == cat["gen_seed_method"] and isinstance(func.value, ast.Name):
-            gens = _state(ex).gens.get(ex.scope)
-            if gens is not None and func.value.id in gens:
-                gens[func.value.id] = True
-        elif method == cat["argparse"]:
-            _argparse(ex, node)
-        if _state(ex).dicts.get(ex.scope):
-            _dict_method(ex, node)
-    if qual is not None:
+    if qual is None:
+        if type(func) is ast.Attribute:
+            method = func.attr
+            if method == cat["gen_seed_method"] and isinstance(func.value, ast.Name):
+                gens = _state(ex).gens.get(ex.scope)
+                if gens is not None and func.value.id in gens:
+                    gens[func.value.id] = True
+            elif method == cat["argparse"]:
+                _argparse(ex, node)
+            dicts = _state(ex).dicts
+            if dicts and dicts.get(ex.scope):
+                _dict_method(ex, node)
+            # of attribute calls, only `self.attr(...)` can name a loader bound in this class
+            recv = func.value
+            fn = ex.func
+            if type(recv) is not ast.Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:
+                return
+        elif type(func) is ast.Name:
+            # an unresolved name (a builtin, a parameter, ...) is a loader only when this
+            # file bound it to one
+            facts = ex.info.extra.get(FACTS)
+            if facts is None:
+                return
+            names = facts["names"]
+            if func.id not in names.get(ex.scope, _EMPTY) and func.id not in names.get(MODULE_SCOPE, _EMPTY):
+                return
+    else:
         if qual in cat["initial_seed"]:
             scopes = _facts(ex)["initial_seed"]
             if ex.scope not in scopes:
@@ -281,6 +301,8 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
             arg = get_arg(node, cat["workers_arg"], cat["workers_kw"])
             if arg is not None and literal(arg) is True:
                 ex.add("workerseed", node, api=qual)
+            return
+        if qual not in cat["loaders"] and qual not in cat["random"] and (qual.split(".", 1)[0] in ex.m.external_roots or not _worth_keeping(node)):
             return
     target = _call_target(ex, node, qual)
     if target is None:
@@ -393,8 +415,14 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                 _held(ex, cls, target.id, value, stmt)
                 continue
             facts["names"].setdefault(ex.scope, {}).setdefault(target.id, []).append(desc)
-            _set_dict(ex, stmt, target.id, None if aug else _dict_branches(ex, value))
-            _track_generator(ex, target.id, value, desc)
+            # only a dict expression (or a name of one) starts or changes a tracked dict
+            st = _state(ex)
+            tv = type(value)
+            branches = None if aug or tv not in _DICT_EXPRESSIONS else _dict_branches(ex, value)
+            if branches is not None or st.dicts and target.id in st.dicts.get(ex.scope, _EMPTY):
+                _set_dict(ex, stmt, target.id, branches)
+            if tv is ast.Call or st.gens:
+                _track_generator(ex, target.id, value, desc)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == _self_name(ex):
             cls = _class_of_method(ex)
             desc = UNKNOWN if aug else _desc(ex, value)

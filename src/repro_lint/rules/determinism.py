@@ -67,6 +67,12 @@ def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
     value = getattr(stmt, "value", None)
     if value is None or isinstance(stmt, ast.AugAssign):
         return
+    # flags are attributes (`torch.backends.cudnn.benchmark = ...`), possibly in a tuple
+    for target in stmt.targets if type(stmt) is ast.Assign else (stmt.target,):  # type: ignore[attr-defined]
+        if type(target) is not ast.Name:
+            break
+    else:
+        return
     span = ex.span(stmt)
     for ev in reversed(ex.info.events.get(ex.scope, ())):
         if ev.kind == "flag" and ev.data.get("assign") == span:

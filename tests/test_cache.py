@@ -43,11 +43,27 @@ def test_a_damaged_facts_entry_is_extracted_again(project, monkeypatch):
     project("train.py", TRAIN)
     run(project.root, monkeypatch)
     cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.pickle"))
-    payload = pickle.loads(cache_file.read_bytes())
-    key = next(k for k in payload["data"] if k.endswith("utils.py"))
-    digest, module, _ = payload["data"][key]
-    payload["data"][key] = (digest, module, b"not a pickle")
-    cache_file.write_bytes(pickle.dumps(payload))
+    with cache_file.open("rb") as fh:  # a header, then one record per file
+        header = pickle.load(fh)
+        records = [pickle.load(fh) for _ in range(header["entries"])]
+    assert sum(r[0].endswith("utils.py") for r in records) == 1
+    with cache_file.open("wb") as fh:
+        pickle.dump(header, fh)
+        for key, digest, module, data in records:
+            pickle.dump((key, digest, module, b"not a pickle" if key.endswith("utils.py") else data), fh)
     for results in (project.root / ".repro_lint_cache").glob("results-*.pickle"):
         results.unlink()
     assert run(project.root, monkeypatch) == ([], ["utils.py"])
+
+
+def test_a_truncated_facts_file_is_rebuilt(project, monkeypatch):
+    """A facts file cut short (a full disk, a killed process) is ignored as a whole."""
+    project("utils.py", HELPER)
+    project("train.py", TRAIN)
+    first = run(project.root, monkeypatch)
+    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.pickle"))
+    cache_file.write_bytes(cache_file.read_bytes()[:-40])
+    for results in (project.root / ".repro_lint_cache").glob("results-*.pickle"):
+        results.unlink()
+    assert run(project.root, monkeypatch) == ([], ["train.py", "utils.py"])
+    assert first == ([], ["train.py", "utils.py"])

@@ -16,7 +16,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from repro_lint import __version__
 
@@ -61,8 +61,13 @@ class Cache:
         return payload.get("data")
 
     def store(self, kind: str, data: Any) -> None:
+        self._write(kind, lambda fh: pickle.dump({"version": code_fingerprint(), "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _write(self, kind: str, write: Callable[[Any], None]) -> None:
+        """Atomically replace the `kind` file with what `write` writes to the open file."""
         if not self.enabled:
             return
+        tmp = None
         try:
             self.dir.mkdir(exist_ok=True)
             gitignore = self.dir / ".gitignore"
@@ -70,27 +75,45 @@ class Cache:
                 gitignore.write_text("# created by repro-lint\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{kind}-", suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump({"version": code_fingerprint(), "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                write(fh)
             os.replace(tmp, self._path(kind))
         except OSError:
             # a read-only tree still gets checked, just without a cache
-            try:
-                os.unlink(tmp)  # type: ignore[possibly-undefined]
-            except (OSError, UnboundLocalError):
-                pass
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     # -- facts, one entry per file ---------------------------------------------------
-    # Each file's facts are pickled on their own: one pickle of a whole project's facts
-    # keeps a memo entry for every object in it, which took more memory than the facts.
+    # Each file's facts are pickled on their own, and written one after the other: one
+    # pickle of a whole project's facts keeps a memo entry for every object in it, and
+    # all the files' pickles held at once took tens of MB more than the facts.
     def load_facts(self) -> dict[str, tuple[str, str, bytes]]:
         """Resolved path -> (content digest, module name, pickled facts)."""
-        data = self.load("facts")
-        return data if isinstance(data, dict) else {}
+        if not self.enabled:
+            return {}
+        out: dict[str, tuple[str, str, bytes]] = {}
+        try:
+            with self._path("facts").open("rb") as fh:
+                header = pickle.load(fh)
+                if not isinstance(header, dict) or header.get("version") != code_fingerprint():
+                    return {}
+                for _ in range(int(header.get("entries", 0))):
+                    key, digest, module, data = pickle.load(fh)
+                    out[key] = (digest, module, data)
+        except Exception:  # a missing, corrupt or incompatible cache is simply rebuilt
+            return {}
+        return out
 
     def store_facts(self, infos: dict[str, Any]) -> None:
-        if not self.enabled:
-            return
-        self.store("facts", {k: (i.digest, i.module, pickle.dumps(i, protocol=pickle.HIGHEST_PROTOCOL)) for k, i in infos.items()})
+        def write(fh: Any) -> None:
+            pickle.dump({"version": code_fingerprint(), "entries": len(infos)}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            for k, info in infos.items():
+                data = pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((k, info.digest, info.module, data), fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+        self._write("facts", write)
 
 
 def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
@@ -101,4 +124,3 @@ def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
         return pickle.loads(entry[2])
     except Exception:  # a damaged entry is re-extracted
         return None
-

@@ -83,6 +83,7 @@ class ProjectIndex:
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
         self._bases_cache: dict[str, list[str]] = {}
+        self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
 
     # -- resolution ----------------------------------------------------------------
@@ -171,7 +172,10 @@ class ProjectIndex:
         return methods
 
     def is_module_class(self, key: str) -> bool:
-        return any(b in self.m.module_bases for b in self.class_bases(key))
+        hit = self._module_class.get(key)
+        if hit is None:  # asked for every method a program reaches
+            hit = self._module_class[key] = any(b in self.m.module_bases for b in self.class_bases(key))
+        return hit
 
     def callees(self, info: ModuleInfo, scope: str) -> tuple[tuple[tuple, tuple[str, ...]], ...]:
         """Each recorded call of a scope with the project functions it may reach (worked out

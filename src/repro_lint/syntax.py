@@ -41,6 +41,7 @@ def iter_calls(node: ast.AST) -> list[ast.Call]:
     stack = [node]
     pop = stack.pop
     push = stack.append
+    found = out.append
     children = _CHILDREN
     leaves = LEAF_TYPES
     Call = ast.Call
@@ -50,14 +51,19 @@ def iter_calls(node: ast.AST) -> list[ast.Call]:
         t = type(n)
         # the two commonest nodes, unrolled
         if t is Call:
-            out.append(n)  # type: ignore[arg-type]
-            push(n.func)  # type: ignore[attr-defined]
+            found(n)  # type: ignore[arg-type]
+            f = n.func  # type: ignore[attr-defined]
+            if type(f) is Attribute:  # `obj.method(...)`: its receiver straight away
+                f = f.value  # type: ignore[attr-defined]
+            if type(f) not in leaves:
+                push(f)
             for x in n.args:  # type: ignore[attr-defined]
                 if type(x) not in leaves:
                     push(x)
             for kw in n.keywords:  # type: ignore[attr-defined]
-                if type(kw.value) not in leaves:
-                    push(kw.value)
+                x = kw.value
+                if type(x) not in leaves:
+                    push(x)
             continue
         if t is Attribute:
             v = n.value  # type: ignore[attr-defined]

@@ -291,10 +291,12 @@ def _loader_calls(ctx: Context, info: ModuleInfo):
 
 
 def _entry_program(ctx: Context, info: ModuleInfo):
-    for program in ctx.programs:
-        if program.entry is info:
-            return program
-    return None
+    by_entry = ctx.__dict__.get("_programs_by_entry")
+    if by_entry is None:  # once per check: every loader call asks
+        by_entry = ctx.__dict__["_programs_by_entry"] = {}
+        for program in ctx.programs:
+            by_entry.setdefault(id(program.entry), program)
+    return by_entry.get(id(info))
 
 
 def _span(ev) -> tuple:

@@ -39,6 +39,15 @@ class Context:
             self._programs = [self.index.program(e) for e in self.index.entry_points()]
         return self._programs
 
+    def program_of(self, info: ModuleInfo) -> Optional[Program]:
+        """The program whose entry point is `info`, if it is one."""
+        by_entry = self.__dict__.get("_by_entry")
+        if by_entry is None:  # built once: rules ask for every loader call and generator
+            by_entry = self.__dict__["_by_entry"] = {}
+            for program in self.programs:
+                by_entry.setdefault(id(program.entry), program)
+        return by_entry.get(id(info))
+
     def finding(
         self,
         code: str,

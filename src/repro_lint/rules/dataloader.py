@@ -290,15 +290,6 @@ def _loader_calls(ctx: Context, info: ModuleInfo):
         yield res, scope, ev, call
 
 
-def _entry_program(ctx: Context, info: ModuleInfo):
-    by_entry = ctx.__dict__.get("_programs_by_entry")
-    if by_entry is None:  # once per check: every loader call asks
-        by_entry = ctx.__dict__["_programs_by_entry"] = {}
-        for program in ctx.programs:
-            by_entry.setdefault(id(program.entry), program)
-    return by_entry.get(id(info))
-
-
 def _span(ev) -> tuple:
     return (ev.line, ev.col, ev.end_line, ev.end_col)
 
@@ -321,7 +312,7 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
             else:
                 fix = Fix(
                     "pass `generator=torch.Generator().manual_seed(<seed>)`", "safe",
-                    (AddKeyword(_span(ev), "generator", fixes["generator"]), seed_spec(ctx, _entry_program(ctx, info), info, scope)),
+                    (AddKeyword(_span(ev), "generator", fixes["generator"]), seed_spec(ctx, ctx.program_of(info), info, scope)),
                 )
         if target.kind == "loader":
             what = f"`{target.api}` shuffles without `generator=`: its order (and its workers' base seed)"

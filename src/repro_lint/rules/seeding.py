@@ -207,7 +207,7 @@ def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             kw = inner.get("seed-kw", "seed")
             if "bit-generator-arg" in inner:
                 kw = "seed"
-            program = next((p for p in ctx.programs if p.entry is info), None)
+            program = ctx.program_of(info)
             fix = Fix(
                 f"pass a seed to `{api.rsplit('.', 1)[-1]}`",
                 "safe",

@@ -300,6 +300,9 @@ class Extractor:
     def _bind_targets(self, target: ast.AST) -> None:
         if self.func is None:
             return  # module-level rebinding of names is left to the prebind pass
+        if type(target) is _Name:  # the commonest target: `for x in ...`, `with ... as f`
+            self.r.scope.bindings[target.id] = UNKNOWN  # type: ignore[attr-defined]
+            return
         for sub in ast.walk(target):
             if isinstance(sub, ast.Name):
                 self.r.bind(sub.id, None)

@@ -55,6 +55,7 @@ class ProjectIndex:
                 self.by_name.setdefault(fn.name, []).append(key)
             for qual, cls in info.classes.items():
                 self.classes[prefix + qual] = (info, cls)
+        self._module_of: dict[tuple[str, str], Optional[str]] = {}
         self.importers: dict[str, set[str]] = {}
         self.imports_of: dict[str, set[str]] = {}
         for info in self.modules.values():
@@ -97,13 +98,25 @@ class ProjectIndex:
 
     def module_of(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
         """The project module that an imported qualified name lives in, if any."""
+        key = (qual, ctx.module if ctx.is_package else ctx.module.rpartition(".")[0])
+        try:
+            return self._module_of[key]  # the same imports recur across a project's files
+        except KeyError:
+            pass
+        found = None
         for cand in self._candidates(qual, ctx):
-            parts = cand.split(".")
-            for i in range(len(parts), 0, -1):
-                name = ".".join(parts[:i])
+            name = cand
+            while True:  # the longest leading part of `cand` that is a project module
                 if name in self.modules:
-                    return name
-        return None
+                    found = name
+                    break
+                if "." not in name:
+                    break
+                name = name.rpartition(".")[0]
+            if found is not None:
+                break
+        self._module_of[key] = found
+        return found
 
     def resolve(self, qual: str, ctx: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
         """Function keys a qualified callee name refers to (a class gives its protocol methods)."""

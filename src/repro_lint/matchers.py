@@ -68,6 +68,7 @@ class Matchers:
         }
         self.known_packages = frozenset(rng["known-packages"])
         self.seed_name = re.compile(rng["seed-name-pattern"], re.IGNORECASE)
+        self._seeder_names: dict[str, bool] = {}
         self.config_calls = frozenset(prog["config-calls"])
         self.hydra_main = frozenset(prog["hydra-main"])
         self.optimizer_prefixes = tuple(prog["optimizer-prefixes"])
@@ -107,8 +108,11 @@ class Matchers:
         return qual.startswith(self.optimizer_prefixes) and not qual.startswith(self.optimizer_exclude)
 
     def looks_like_seeder(self, qual_or_name: str) -> bool:
-        last = qual_or_name.rsplit(".", 1)[-1]
-        return bool(self.seed_name.search(last))
+        last = qual_or_name.rpartition(".")[2]
+        hit = self._seeder_names.get(last)
+        if hit is None:  # names repeat across a project: the pattern runs once per name
+            hit = self._seeder_names[last] = bool(self.seed_name.search(last))
+        return hit
 
 
 @functools.lru_cache(maxsize=8)

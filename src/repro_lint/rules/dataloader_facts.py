@@ -110,10 +110,11 @@ def _self_name(ex: Extractor) -> Optional[str]:
 def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
     if node is None or depth > _MAX_DEPTH:
         return UNKNOWN
-    lit = literal(node)
-    if lit is not NOT_LITERAL:
-        return ("lit", lit)
     t = type(node)
+    if t is ast.Constant or t is ast.UnaryOp:  # what `literal` can read
+        lit = literal(node)
+        if lit is not NOT_LITERAL:
+            return ("lit", lit)
     if t is ast.Name or t is ast.Attribute:
         qual = ex.r.qualify(node)
         if qual:
@@ -140,9 +141,10 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
         return UNKNOWN
     if t is ast.Call:
         qual = ex.r.qualify(node.func)
-        part = _partial_desc(ex, node, depth, qual)
-        if part is not None:
-            return part
+        if qual in _cat()["partials"]:
+            part = _partial_desc(ex, node, depth, qual)
+            if part is not None:
+                return part
         return ("call", qual)
     return UNKNOWN
 
@@ -421,7 +423,7 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             branches = None if aug or tv not in _DICT_EXPRESSIONS else _dict_branches(ex, value)
             if branches is not None or st.dicts and target.id in st.dicts.get(ex.scope, _EMPTY):
                 _set_dict(ex, stmt, target.id, branches)
-            if tv is ast.Call or st.gens:
+            if st.gens or tv is ast.Call and (desc[0] != "call" or desc[1] in _cat()["torch_gens"] or _seeds_generator(value)):
                 _track_generator(ex, target.id, value, desc)
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == _self_name(ex):
             cls = _class_of_method(ex)
@@ -472,6 +474,12 @@ def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None)
     if desc is not None and desc[0] == "call":
         return desc[1], False  # already qualified
     return ex.r.qualify(func), False
+
+
+def _seeds_generator(call: ast.Call) -> bool:
+    """`<something>.manual_seed(...)`: maybe a generator made and seeded in one go."""
+    func = call.func
+    return type(func) is ast.Attribute and func.attr == _cat()["gen_seed_method"]  # type: ignore[attr-defined]
 
 
 def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> None:

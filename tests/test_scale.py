@@ -106,3 +106,39 @@ def test_balanced_parts_cover_every_file_once_with_even_sizes():
     loads = [sum(sizes[i] for i in p) for p in parts]
     assert max(loads) - min(loads) <= max(sizes[:-1])  # as even as one file allows
     assert balanced_parts([5], 3) == [[0], [], []]
+
+
+def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
+    """Workers send facts in a compact marshal form; what arrives is what was extracted,
+    and facts marshal cannot write (any object of another kind) arrive pickled instead."""
+    from repro_lint import engine
+    from repro_lint.config import Config
+    from repro_lint.syntax import NOT_LITERAL
+
+    files = sorted((REPO / "fixtures").rglob("*.py"))[:60] + [REPO / "src" / "repro_lint" / "extract.py"]
+    jobs = [(str(p), p.name, "pkg." + p.stem, False, None) for p in files]
+    key = Config().matcher_key()
+    engine._init_worker(key)
+    sent = engine._extract_part(jobs)
+    got = engine._received_part(sent)
+    want = [engine._extract_job(j) for j in jobs]
+
+    def state(info):
+        d = dict(info.__dict__)
+        d["events"] = {s: [(e.kind, e.line, e.col, e.end_line, e.end_col, e.stmt, e.data) for e in evs] for s, evs in info.events.items()}
+        d["functions"] = {q: [getattr(f, k) for k in f.__slots__] for q, f in info.functions.items()}
+        d["classes"] = {q: (c.qual, c.name, c.line, c.bases, c.methods) for q, c in info.classes.items()}
+        return d
+
+    assert sum(len(i.events) + len(i.functions) for i in want) > 50  # the files say something
+    assert [state(i) for i in got] == [state(i) for i in want]
+    odd = engine._extract_job(jobs[0])
+    odd.extra["marker"] = NOT_LITERAL  # not a plain value
+
+    real = engine._extract_job
+    try:
+        engine._extract_job = lambda job: odd
+        (back,) = engine._received_part(engine._extract_part(jobs[:1]))
+    finally:
+        engine._extract_job = real
+    assert back.extra["marker"] is NOT_LITERAL and state(back)["events"] == state(odd)["events"]

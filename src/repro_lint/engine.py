@@ -6,6 +6,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import marshal
 import os
 import pickle
 import traceback
@@ -20,7 +21,7 @@ from repro_lint.extract import extract
 from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
-from repro_lint.model import ModuleInfo
+from repro_lint.model import ModuleInfo, from_plain, to_plain
 from repro_lint.project import Discovery, FolderResolver, find_root, is_test_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
 
@@ -71,10 +72,23 @@ def _init_worker(matcher_key: tuple) -> None:
     load_rules()
 
 
-def _extract_part(jobs: list[tuple]) -> list[ModuleInfo]:
-    """A worker's part, extracted and sent back at once: results sent one by one must be
-    read by the parent while it extracts its own part, and the two then take turns."""
-    return [_extract_job(job) for job in jobs]
+def _extract_part(jobs: list[tuple]) -> bytes:
+    """A worker's part, extracted and sent back at once (results sent one by one must be
+    read by the parent while it extracts its own part, and the two then take turns), in
+    the compact form of `model.to_plain` (pickling the objects took as long as a tenth
+    of the extraction, on both sides)."""
+    out = []
+    for job in jobs:
+        info = _extract_job(job)
+        try:
+            out.append((True, marshal.dumps(to_plain(info))))
+        except ValueError:  # holds something marshal does not write: pickled as it is
+            out.append((False, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)))
+    return marshal.dumps(out)
+
+
+def _received_part(data: bytes) -> list[ModuleInfo]:
+    return [from_plain(marshal.loads(item)) if plain else pickle.loads(item) for plain, item in marshal.loads(data)]
 
 
 def _extract_job(job: tuple) -> ModuleInfo:
@@ -151,7 +165,7 @@ def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, k
             out[i] = info
         for part, result in zip(theirs, pending):
             try:
-                done = result.get()
+                done = _received_part(result.get())
             except Exception:  # a worker died: do its part here
                 done = _extract_here([jobs[i] for i in part], datas, key)
             for i, info in zip(part, done):

@@ -150,3 +150,28 @@ class ModuleInfo:
             for ev in events:
                 if kind is None or ev.kind == kind:
                     yield scope, ev
+
+
+# -- a compact form for sending facts between processes ---------------------------------
+# Plain tuples, dicts and strings that `marshal` writes and reads several times faster than
+# pickle writes and reads the objects (pickle calls back into Python for every event and
+# function). Facts holding anything else are pickled as they are.
+_EVENT_FIELDS = Event.__slots__
+_FUNCTION_FIELDS = FunctionInfo.__slots__
+
+
+def to_plain(info: ModuleInfo) -> dict:
+    state = dict(info.__dict__)
+    state["events"] = {s: [(e.kind, e.line, e.col, e.end_line, e.end_col, e.stmt, e.data) for e in evs] for s, evs in info.events.items()}
+    state["functions"] = {q: tuple([getattr(f, k) for k in _FUNCTION_FIELDS]) for q, f in info.functions.items()}
+    state["classes"] = {q: (c.qual, c.name, c.line, c.bases, c.methods) for q, c in info.classes.items()}
+    return state
+
+
+def from_plain(state: dict) -> ModuleInfo:
+    info = ModuleInfo.__new__(ModuleInfo)
+    info.__dict__.update(state)
+    info.events = {s: [Event(*e) for e in evs] for s, evs in state["events"].items()}
+    info.functions = {q: FunctionInfo(*f) for q, f in state["functions"].items()}
+    info.classes = {q: ClassInfo(*c) for q, c in state["classes"].items()}
+    return info

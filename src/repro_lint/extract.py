@@ -103,7 +103,10 @@ class Extractor:
         line, col, end_line, end_col = self.span(node)
         stmt = self.stmt_node
         ev = Event(kind, line, col, end_line, end_col, self.span(stmt) if stmt is not None else (line, col, end_line, end_col), data)
-        self.info.events.setdefault(self.scope, []).append(ev)
+        events = self.info.events.get(self.scope)
+        if events is None:
+            events = self.info.events[self.scope] = []
+        events.append(ev)
         return ev
 
     def add_call(self, target: Optional[str], method: Optional[str], node: ast.AST) -> None:
@@ -116,7 +119,10 @@ class Extractor:
             call = (target, method, line, node.col_offset, line if end == line else end, node.end_col_offset)  # type: ignore[attr-defined]
         else:
             call = (target, method, *self.span(node))
-        self.info.calls.setdefault(self.scope, []).append(call)
+        calls = self.info.calls.get(self.scope)
+        if calls is None:  # (not setdefault: it would make a list for every call)
+            calls = self.info.calls[self.scope] = []
+        calls.append(call)
 
     def text_of(self, node: ast.AST) -> str:
         try:
@@ -228,8 +234,12 @@ class Extractor:
 
     def _visit_stmt(self, stmt: ast.stmt) -> None:
         t = type(stmt)
-        if t in _SIMPLE_STATEMENTS:  # the commonest case first
-            self._visit_header(stmt)
+        if t in _SIMPLE_STATEMENTS:  # the commonest case first (`_visit_header`, written out)
+            calls = iter_calls(stmt.value if t is _Expr else stmt)  # type: ignore[attr-defined]
+            if len(calls) > 1:
+                calls.sort(key=call_order)
+            for sub in calls:
+                self._visit_call(sub)
             return
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             if self.func is not None:

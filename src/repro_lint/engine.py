@@ -262,11 +262,11 @@ def _run_check(
     target_keys: set[str] = set()
     resolve = FolderResolver()
     for f in target_files:
-        k = resolve.text(str(f))
+        k = resolve(str(f))
         all_files.setdefault(k, f)
         target_keys.add(k)
     for f in project_files:
-        all_files.setdefault(resolve.text(str(f)), f)
+        all_files.setdefault(resolve(str(f)), f)
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     for k, f in all_files.items():
@@ -535,7 +535,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     files: dict[str, Path] = {}
     resolve = FolderResolver()
     for f in [*target_files, *project_files]:
-        files.setdefault(resolve.text(str(f)), f)
+        files.setdefault(resolve(str(f)), f)
     cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load_facts()
     infos: dict[str, ModuleInfo] = {}
     todo: list[tuple] = []

@@ -60,10 +60,7 @@ class FolderResolver:
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
 
-    def __call__(self, path: Path) -> Path:
-        return Path(self.text(str(path)))
-
-    def text(self, path: str) -> str:
+    def __call__(self, path: str) -> str:
         """The resolved form of `path`, as a string (no `Path` objects: cheaper per file)."""
         if os.path.islink(path):
             return str(Path(path).resolve())
@@ -105,7 +102,7 @@ class Discovery:
         return spec
 
     def _ignored(self, path: Path, is_dir: bool) -> bool:
-        resolved = self.resolve.text(str(path))
+        resolved = self.resolve(str(path))
         prefix = str(self.root).rstrip(os.sep) + os.sep
         rel = resolved[len(prefix):].replace(os.sep, "/") if resolved.startswith(prefix) else path.name
         return self._ignored_rel(rel, is_dir)

@@ -158,7 +158,7 @@ def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) ->
     """Calls that pass a literal a wrapper could hand on to a catalog operation."""
     # this runs for every call, and most pass no literal the catalog names: leave before
     # any lookup
-    values = _values()
+    values = table().values
     Constant = ast.Constant
     for a in node.args:
         if type(a) is Constant and _interesting(a.value, values):  # type: ignore[attr-defined]
@@ -184,15 +184,6 @@ def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) ->
     kwargs = tuple((k.arg, v) for k in node.keywords if k.arg and (v := literal(k.value)) is not NOT_LITERAL and _interesting(v, values))
     if args or kwargs:
         ex.add("litcall", node, target=qual, method=method, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
-
-
-_VALUES: list[frozenset] = []
-
-
-def _values() -> frozenset:
-    if not _VALUES:
-        _VALUES.append(table().values)
-    return _VALUES[0]
 
 
 def _interesting(value: Any, values: frozenset) -> bool:

@@ -240,7 +240,7 @@ def test_a_name_taken_by_something_else_gets_another_alias():
     src = "random = 4\n\ndef f():\n    np = 1\n    return np\n"
     out = apply(src, [InsertStatements("body-start", "{mod:random}.seed(0)\n{mod:numpy}.random.seed(0)", function="f")])
     assert out == (
-        "import random as _random\n\nimport numpy\nrandom = 4\n\ndef f():\n    _random.seed(0)\n    numpy.random.seed(0)\n"
+        "import random as _random\n\nimport numpy\n\nrandom = 4\n\ndef f():\n    _random.seed(0)\n    numpy.random.seed(0)\n"
         "    np = 1\n    return np\n"
     )
 

@@ -21,9 +21,11 @@ from typing import Optional
 import libcst as cst
 
 from repro_lint.findings import Fix
+from repro_lint.fix import calls
 from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
 from repro_lint.fix.imports import OTHER, Context, Imports
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
+from repro_lint.fix.style import Style
 
 SEED_NAME = "SEED"
 _PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}")
@@ -98,7 +100,7 @@ def _parse_expression(code: str, fix_code: str) -> cst.BaseExpression:
 class Planner:
     """Collects the edits of one round for one file, then applies them all at once."""
 
-    def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict) -> None:
+    def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
@@ -106,7 +108,12 @@ class Planner:
         self.layout = Layout.of(module)
         self.module = self.layout.module
         self.default_seed = default_seed
-        self.imports = Imports(self.layout, project_roots, aliases)
+        self.style = style or Style()
+        self.lines = text.splitlines()
+        self.imports = Imports(self.layout, project_roots, aliases, self.style)
+        self.calls: dict[int, tuple] = {}  # id -> (original call, span) of calls that get keywords
+        self.layouts: dict[int, Optional[calls.CallLayout]] = {}
+        self.stale_comments: set = set()  # ids of statements whose trailing comment described a replaced value
         self.points: dict[tuple, _Point] = {}
         self.removals: dict[int, set] = {}
         self.blocks: dict[int, cst.CSTNode] = {}
@@ -117,7 +124,8 @@ class Planner:
         self.seen_edits: set = set()
         self.seed_constant: Optional[str] = None
         self.seq = 0
-        self.import_end = self.layout.import_block()[1]
+        start, self.import_end = self.layout.import_block()
+        self.had_imports = start != self.import_end
 
     # -- contexts and templates ------------------------------------------------------
     def _functions(self, qual: Optional[str]) -> tuple:
@@ -230,6 +238,7 @@ class Planner:
         if call is None:
             raise FixError(code, f"call at {edit.call[0]}:{edit.call[1] + 1} not found")
         assert isinstance(call, cst.Call)
+        self.calls[id(call)] = (call, edit.call)
         pending = self.keywords.setdefault(id(call), [])
         if any(a.keyword is not None and a.keyword.value == edit.name for a in call.args) or any(n == edit.name for n, _ in pending):
             return
@@ -241,7 +250,12 @@ class Planner:
         if node is None:
             raise FixError(code, f"expression at {edit.span[0]}:{edit.span[1] + 1} not found")
         value, _ = self.expand(edit.code, spec, self._expression_context(edit.span), local_ok=False, code=code)
-        self.replacements[id(node)] = _parse_expression(value, code)
+        new = _parse_expression(value, code)
+        self.replacements[id(node)] = new
+        if _is_literal(node) and self.module.code_for_node(new) != self.module.code_for_node(node).strip("()"):
+            st = self.layout.statement_at(edit.span)
+            if st is not None and isinstance(st.node, cst.SimpleStatementLine):
+                self.stale_comments.add(id(st.node))
 
     def _insert(self, edit: InsertStatements, spec, code: str) -> None:
         if edit.key:
@@ -280,6 +294,8 @@ class Planner:
             raise FixError(code, f"unknown insertion point `{edit.where}`")
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
         stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+        indent = self._block_indent(block)
+        stmts = [calls.wrap_statement(self.module, s, indent, self.style.line_length, self.module.default_indent) for s in stmts]
         if self._already_there(block, stmts):
             return
         point = self.points.get((id(block), index))
@@ -338,7 +354,41 @@ class Planner:
         self._add_item(self.module, self.import_end, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
 
     # -- applying --------------------------------------------------------------------
+    def _block_indent(self, block: cst.CSTNode) -> str:
+        """The indentation of a block's statements, as the file writes it."""
+        for stmt in getattr(block, "body", ()) if isinstance(block, cst.IndentedBlock) else ():
+            pos = self.layout.positions.get(id(stmt))
+            if pos is not None and pos[0][0] <= len(self.lines):
+                line = self.lines[pos[0][0] - 1]
+                return line[: len(line) - len(line.lstrip(" \t"))]
+        return ""
+
+    def blank_after_imports(self, stmt: cst.CSTNode) -> int:
+        """Blank lines between the import block and the statement after it (isort's rule)."""
+        if _is_def(stmt):
+            return max(2, self.style.lines_after_imports)
+        return self.style.lines_after_imports if self.style.lines_after_imports >= 0 else 1
+
+    def _plan_layouts(self) -> None:
+        added: dict[int, list] = {}
+        per_line: dict[int, int] = {}  # what the keywords add to each line (calls on one line)
+        for oid, (call, span) in self.calls.items():
+            pending = self.keywords.get(oid)
+            if not pending:
+                continue
+            added[oid] = [calls.keyword_text(name, self.module.code_for_node(value)) for name, value in pending]
+            if span[0] == span[2]:
+                per_line[span[0]] = per_line.get(span[0], 0) + calls.added_length(call, added[oid])
+        for oid, texts in added.items():
+            call, span = self.calls[oid]
+            st = self.layout.statement_at(span)
+            self.layouts[oid] = calls.plan(
+                self.module, call, span, self.lines, st.start[0] if st is not None else span[0], texts,
+                self.style.line_length, self.module.default_indent, per_line.get(span[0], 0) if span[0] == span[2] else 0,
+            )
+
     def build(self) -> str:
+        self._plan_layouts()
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             stmt = cst.parse_statement(imp.code + "\n")
@@ -378,7 +428,9 @@ class _Transformer(cst.CSTTransformer):
         plan = self.plan
         oid = id(original)
         if oid in plan.keywords and plan.keywords[oid]:
-            updated = _with_keywords(updated, plan.keywords[oid], plan.module.default_indent)
+            updated = calls.with_keywords(updated, plan.keywords[oid], plan.module.default_indent, plan.layouts.get(oid))
+        if oid in plan.stale_comments:
+            updated = _without_stale_comment(updated)
         if oid in plan.replacements:
             updated = _replacement(updated, plan.replacements[oid])
         if self.with_blocks and oid in plan.blocks:
@@ -443,7 +495,7 @@ class _Transformer(cst.CSTTransformer):
                 elif is_module and prev is not None and _is_def(prev):
                     blank = 2
                 elif first_other and item.style == "section" and prev is not None:
-                    blank = 1
+                    blank = self.plan.blank_after_imports(stmt) if is_import_line(prev) else 1
                 elif first_other and item.style == "before" and nxt is not None:
                     blank = _blank_prefix(nxt)
                     nxt = _with_blank_prefix(nxt, 0)
@@ -456,7 +508,13 @@ class _Transformer(cst.CSTTransformer):
                 first_other = False
         if nxt is not None and out:
             last = out[-1]
-            if is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
+            if (
+                is_module and imports and not others and not self.plan.had_imports
+                and point.index == self.plan.import_end and sections.section_of_statement(nxt) == OTHER
+            ):
+                # a new import block: the blank lines after it are isort's
+                nxt = _with_blank_prefix(nxt, self.plan.blank_after_imports(nxt))
+            elif is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
                 nxt = _with_blank_prefix(nxt, 2)
             elif is_module and not others and imports:
                 nxt_section = sections.section_of_statement(nxt)
@@ -485,44 +543,25 @@ def _replacement(updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.Ba
     return new
 
 
-def _plain_whitespace(ws):
-    """Whitespace after a comma, without the comment it may carry (it must not be copied)."""
-    if isinstance(ws, cst.ParenthesizedWhitespace):
-        return ws.with_changes(
-            first_line=cst.TrailingWhitespace(), empty_lines=[],
-        )
-    return ws
+_DIRECTIVE = re.compile(r"#\s*(noqa|type:|pragma|pylint:|fmt:|isort:|nosec|mypy:|pyright:|ruff:)", re.IGNORECASE)
+_LITERAL = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
 
 
-def _with_keywords(call: cst.Call, keywords: list, indent: str) -> cst.Call:
-    args = list(call.args)
-    for name, value in keywords:
-        new = cst.Arg(
-            value=value, keyword=cst.Name(name),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-        )
-        if not args:
-            before = call.whitespace_before_args
-            if isinstance(before, cst.ParenthesizedWhitespace):
-                # `f(\n    # comment\n)`: the argument on its own line, `)` stays on its own
-                closing = before.last_line
-                call = call.with_changes(whitespace_before_args=before.with_changes(last_line=cst.SimpleWhitespace(closing.value + indent)))
-                new = new.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(indent=before.indent, last_line=closing)))
-            args.append(new)
-            continue
-        last = args[-1]
-        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
-            between = _plain_whitespace(args[-2].comma.whitespace_after)
-        else:
-            between = cst.SimpleWhitespace(" ")
-        if isinstance(last.comma, cst.Comma):
-            # a trailing comma: the new argument takes it, on a line of its own like the others
-            if not isinstance(between, cst.ParenthesizedWhitespace) and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-                between = _plain_whitespace(call.whitespace_before_args)
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before, whitespace_after=between))
-            args.append(new.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace(""))))
-        else:
-            # what followed the last argument (a comment, the line break before `)`) follows the new one
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=between), whitespace_after_arg=cst.SimpleWhitespace(""))
-            args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
+def _is_literal(node: cst.CSTNode) -> bool:
+    """A value a fix flips (`True` -> `False`, a wrong string): what a comment may describe."""
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _is_literal(node.expression)
+    return isinstance(node, _LITERAL)
+
+
+def _without_stale_comment(stmt):
+    """A statement whose value was flipped, without the trailing comment that described the
+    old value (`benchmark = True  # faster`); tool directives (`# noqa`, `# type:`) stay."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return stmt
+    trailing = stmt.trailing_whitespace
+    if trailing.comment is None or _DIRECTIVE.search(trailing.comment.value):
+        return stmt
+    return stmt.with_changes(trailing_whitespace=trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None))

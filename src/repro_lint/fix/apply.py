@@ -28,7 +28,7 @@ from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is
 from repro_lint.fix.style import Style
 
 SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}")
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
@@ -163,16 +163,24 @@ class Planner:
         local: list[str] = []
 
         def fill(match: re.Match) -> str:
+            tail = match.group(3)
             if match.group(1) == "seed":
                 expr = self._seed(spec, ctx)
                 root = _ROOT_NAME.match(expr)
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
-                return expr
-            expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
+                return expr + tail
+            module, parts = match.group(2), tail.split(".")[1:]
+            # the file's own import of the longest dotted prefix first (`from torch.backends
+            # import cudnn` makes `{mod:torch}.backends.cudnn.benchmark` read `cudnn.benchmark`)
+            for n in range(len(parts), 0, -1):
+                expr = self.imports.reuse(".".join([module, *parts[:n]]), ctx)
+                if expr is not None:
+                    return ".".join([expr, *parts[n:]])
+            expr, stmt = self.imports.ref(module, ctx, local_ok)
             if stmt and stmt not in local:
                 local.append(stmt)
-            return expr
+            return expr + tail
 
         return _PLACEHOLDER.sub(fill, template), local
 
@@ -496,6 +504,9 @@ class _Transformer(cst.CSTTransformer):
                     blank = 2
                 elif first_other and item.style == "section" and prev is not None:
                     blank = self.plan.blank_after_imports(stmt) if is_import_line(prev) else 1
+                elif not is_module and prev is not None and is_import_line(prev) and not is_import_line(stmt):
+                    # code after a function's own imports stands apart from them, as formatters want
+                    blank = 1
                 elif first_other and item.style == "before" and nxt is not None:
                     blank = _blank_prefix(nxt)
                     nxt = _with_blank_prefix(nxt, 0)
@@ -516,13 +527,20 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, self.plan.blank_after_imports(nxt))
             elif is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
                 nxt = _with_blank_prefix(nxt, 2)
+            elif not is_module and is_import_line(last) and not is_import_line(nxt) and _blank_prefix(nxt) < 1:
+                nxt = _with_blank_prefix(nxt, 1)
             elif is_module and not others and imports:
                 nxt_section = sections.section_of_statement(nxt)
                 if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1:
                     nxt = _with_blank_prefix(nxt, 1)
-                elif nxt_section == imports[-1].section and imports[0].section == nxt_section:
-                    # joining the section of the next import: its header comments move up
-                    out[0] = out[0].with_changes(leading_lines=list(nxt.leading_lines))
+                elif nxt_section == imports[-1].section:
+                    # joining the section of the next import: its blank line and header comments
+                    # move up to the first new import of that section
+                    first = next(j for j, item in enumerate(imports) if item.section == nxt_section)
+                    moved = out[first].with_changes(leading_lines=list(nxt.leading_lines))
+                    if first > 0 and _blank_prefix(moved) < 1:
+                        moved = _with_blank_prefix(moved, 1)  # still apart from the new import of the section before
+                    out[first] = moved
                     nxt = nxt.with_changes(leading_lines=[])
         return out, nxt
 

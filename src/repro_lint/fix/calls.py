@@ -9,8 +9,9 @@ A call's arguments keep the layout the file gives them:
   arguments have one;
 - on one indented line of their own (`f(\\n    a, b\\n)`): appended there while it fits,
   else one per line;
-- continued under the opening bracket (`f(a,\\n  b)`): appended to the last line while it
-  fits, else on a new line aligned with the other continuation lines.
+- several arguments a line over several lines (`f(\\n    a, b,\\n    c)`, or continued
+  under the opening bracket): appended to the last line while it fits, else continued on a
+  new line indented like the other continuation lines.
 A call holding comments is never re-laid out: only the new argument's line is added.
 """
 
@@ -31,7 +32,8 @@ class CallLayout:
     body: str = ""  # whitespace after the block's indentation on argument lines
     close: str = ""  # whitespace after the block's indentation before `)`
     indent: bool = True  # False: `body`/`close` are the whole indentation
-    between: Optional[cst.BaseParenthesizableWhitespace] = None  # "break": whitespace before the new argument
+    between: Optional[cst.BaseParenthesizableWhitespace] = None  # "break": whitespace before a new argument on a new line
+    breaks: tuple = ()  # "break": for each new argument, whether it starts a new line
 
 
 def _ws(indent: bool, rest: str) -> cst.ParenthesizedWhitespace:
@@ -123,23 +125,41 @@ def plan(
     if _has_comment(call) or not call.args:
         return None
     before = call.whitespace_before_args
-    commas = [a.comma for a in call.args[:-1]]
+    breaks = [
+        a.comma.whitespace_after for a in call.args[:-1]
+        if isinstance(a.comma, cst.Comma) and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace)
+    ]
     if isinstance(before, cst.ParenthesizedWhitespace):
-        if all(isinstance(c, cst.Comma) and isinstance(c.whitespace_after, cst.ParenthesizedWhitespace) for c in commas) and len(call.args) > 1:
+        if len(call.args) > 1 and len(breaks) == len(call.args) - 1:
             return None  # one per line: the new argument gets its own line
-        # the arguments on one line of their own: the line that holds the last one
-        last_line = _last_arg_line(lines, span)
-        if last_line is None or len(lines[last_line - 1].rstrip("\r\n")) + extra <= limit:
-            return None
-        return CallLayout("explode", before.last_line.value, _closing_ws(call), before.indent)
-    # continued under the opening bracket
-    if not isinstance(call.args[-1].comma, cst.Comma) or not isinstance(call.args[-1].comma.whitespace_after, cst.ParenthesizedWhitespace):
-        end_line = lines[span[2] - 1]
-        if len(end_line.rstrip("\r\n")) + extra > limit:
-            breaks = [c.whitespace_after for c in commas if isinstance(c, cst.Comma) and isinstance(c.whitespace_after, cst.ParenthesizedWhitespace)]
-            if breaks:
-                return CallLayout("break", between=breaks[-1])
-    return None
+        if not breaks:
+            last_line = _last_arg_line(lines, span)
+            if last_line is not None:
+                # the arguments on one line of their own, `)` on the next: black's layout
+                if len(lines[last_line - 1].rstrip("\r\n")) + extra <= limit:
+                    return None
+                return CallLayout("explode", before.last_line.value, _closing_ws(call), before.indent)
+        breaks.insert(0, before)
+    if not breaks or isinstance(call.args[-1].comma, cst.Comma):
+        return None
+    # several arguments a line: fill the last line, then continue on lines indented like the others
+    end_line = lines[span[2] - 1].rstrip("\r\n")
+    width = len(end_line)
+    margin = len(_leading(end_line)) + len(end_line) - (span[3] - 1)  # the line's indentation, and `)` with what follows
+    fills = []
+    for i, text in enumerate(added):
+        step = len(text) + (2 if i or call.args else 0)
+        if width + step <= limit:
+            fills.append(False)
+            width += step
+        else:
+            fills.append(True)
+            width = margin + len(text)
+            if width > limit:
+                # a continuation line too long even alone (aligned under a far bracket): black's layout
+                indent, base = _relative(_leading(lines[span[0] - 1]), stmt_ws)
+                return CallLayout("explode", base + unit, base, indent)
+    return CallLayout("break", between=breaks[-1], breaks=tuple(fills))
 
 
 def _last_arg_line(lines: list, span: tuple) -> Optional[int]:
@@ -192,7 +212,7 @@ def relayout(call: cst.Call, layout: CallLayout) -> cst.Call:
 def with_keywords(call: cst.Call, keywords: list, indent: str, layout: Optional[CallLayout] = None) -> cst.Call:
     """`call` with the keyword arguments `keywords` ((name, value expression) pairs) added."""
     args = list(call.args)
-    for name, value in keywords:
+    for n, (name, value) in enumerate(keywords):
         new = _keyword(name, value)
         if not args:
             before = call.whitespace_before_args
@@ -205,7 +225,8 @@ def with_keywords(call: cst.Call, keywords: list, indent: str, layout: Optional[
             continue
         last = args[-1]
         if layout is not None and layout.mode == "break" and layout.between is not None:
-            between = _plain_whitespace(layout.between)
+            wrap = layout.breaks[n] if n < len(layout.breaks) else True
+            between = _plain_whitespace(layout.between) if wrap else cst.SimpleWhitespace(" ")
         elif len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
             between = _plain_whitespace(args[-2].comma.whitespace_after)
         else:

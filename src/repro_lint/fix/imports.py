@@ -89,6 +89,16 @@ class Imports:
         self.new.append(imp)
         return imp.expr, None
 
+    def reuse(self, module: str, ctx: Context) -> Optional[str]:
+        """The name an existing import gives `module` where `ctx` runs, if any (no new import)."""
+        for name, expr, binding in self._existing(module):
+            if (ctx.late or binding.top < ctx.top) and self._shadow(name, ctx, module) == "free":
+                return expr
+        local = self._local(module, ctx)
+        if local is not None and any(b.line < ctx.line for b in self.layout.functions[ctx.functions[0]].bindings[local[0]]):
+            return local[0]
+        return None
+
     def _existing(self, module: str):
         """Module-level imports that name `module`, best first: (name, expression, binding)."""
         found = []

@@ -288,25 +288,23 @@ class Layout(cst.CSTVisitor):
         return None
 
     def import_block(self) -> tuple[int, int]:
-        """(first, end) indices of the module's leading import block, after the docstring.
+        """(first, end) indices of the module's leading import section, after the docstring.
 
-        The block holds import lines and `try:` blocks made only of imports, and may begin
-        with module metadata (`__all__ = [...]`); with no imports it is empty and starts after
-        the docstring (`__future__` imports are imports)."""
+        The section holds import lines, `try:`/`if` blocks made only of imports, and the
+        set-up statements scripts put between imports (`warnings.filterwarnings(...)`,
+        `sys.path.insert(...)`, `os.environ[...] = ...`, constants); it ends after its last
+        import. It may begin with module metadata (`__all__ = [...]`); with no imports it is
+        empty and starts after the docstring (`__future__` imports are imports)."""
         body = self.module.body
         start = 1 if body and is_docstring(body[0]) else 0
         end = start
         i = start
         while i < len(body):
             stmt = body[i]
-            if is_import_line(stmt) or (
-                isinstance(stmt, cst.Try)
-                and isinstance(stmt.body, cst.IndentedBlock)
-                and all(is_import_line(s) for s in stmt.body.body)
-            ):
+            if is_import_line(stmt) or _is_import_block(stmt):
                 i += 1
                 end = i
-            elif _is_dunder_assignment(stmt):
+            elif _is_dunder_assignment(stmt) or _is_setup_statement(stmt):
                 i += 1
             else:
                 break
@@ -316,6 +314,38 @@ class Layout(cst.CSTVisitor):
         while first < end and _is_dunder_assignment(body[first]):
             first += 1
         return first, end
+
+
+def _is_import_block(stmt: cst.CSTNode) -> bool:
+    """`try:` or `if` (`TYPE_CHECKING`, a version test) blocks made only of imports."""
+    if not isinstance(stmt, (cst.Try, cst.If)) or not isinstance(stmt.body, cst.IndentedBlock):
+        return False
+    return all(is_import_line(s) for s in stmt.body.body)
+
+
+_SETUP_CALLS = ("warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv")
+
+
+def _is_setup_statement(stmt: cst.CSTNode) -> bool:
+    """A set-up statement scripts put between their imports: it draws nothing and is not
+    where a program's work starts."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if not dotted(small.value.func).startswith(_SETUP_CALLS):
+                return False
+        elif isinstance(small, cst.Assign):
+            for target in small.targets:
+                node = target.target
+                if isinstance(node, cst.Subscript):
+                    if dotted(node.value) != "os.environ":
+                        return False
+                elif not (isinstance(node, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))):
+                    return False
+        else:
+            return False
+    return True
 
 
 def _is_dunder_assignment(stmt: cst.CSTNode) -> bool:

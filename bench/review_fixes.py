@@ -336,6 +336,10 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
     before = snapshot(tree)
 
     fixed, err1 = run_fix(tree, src, unsafe=False)
+    broken = [ln for ln in err1.splitlines() if "internal error" in ln or ln.startswith("Traceback")]
+    if broken:
+        result.status = f"tool failed: {broken[0][:120]}"
+        return result
     safe = snapshot(tree)
     _, _ = run_fix(tree, src, unsafe=False)
     again = snapshot(tree)
@@ -468,7 +472,7 @@ def main(argv=None) -> int:
     p.add_argument("--repos", type=Path, default=Path("/tmp/repos/fixstyle"), help="folder of checkouts, one per list name")
     p.add_argument("--list", type=Path, default=HERE / "review_repos.txt")
     p.add_argument("--mirrors", type=Path, help="extract missing checkouts from fetched mirrors here")
-    p.add_argument("--src", type=Path, default=SRC, help="the repro-lint sources to test")
+    p.add_argument("--src", type=Path, default=SRC, help="the repro-lint sources to test (a checkout's src, beside its rules/)")
     p.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "review_fixes")
     p.add_argument("--only", default="", help="comma-separated names from the list")
     args = p.parse_args(argv)

@@ -189,3 +189,21 @@ def test_a_comment_about_the_old_value_goes_and_a_directive_stays():
 def test_a_comment_stays_when_the_replacement_is_not_a_flipped_literal():
     src = "x = f(a)  # keep\n"
     assert apply(src, ReplaceExpression((1, 4, 1, 8), "g(a)")) == "x = g(a)  # keep\n"
+
+
+def test_an_import_under_type_checking_is_not_reused_but_its_name_is_free():
+    src = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import torch\n\n\ndef f():\n    return 1\n"
+    out = apply(src, InsertStatements("body-start", "{mod:torch}.manual_seed(0)", function="f"))
+    assert out == (
+        "from typing import TYPE_CHECKING\n\nimport torch\n\nif TYPE_CHECKING:\n    import torch\n\n\n"
+        "def f():\n    torch.manual_seed(0)\n    return 1\n"
+    )
+
+
+def test_new_imports_stay_out_of_try_blocks():
+    src = "import os\n\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\n\nprint(os.sep, np)\n"
+    out = apply(src, InsertStatements("after-imports", "{mod:random}.seed(0)\n{mod:numpy}.random.seed(0)"))
+    assert out == (
+        "import os\nimport random\n\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\n\n"
+        "random.seed(0)\nnp.random.seed(0)\n\nprint(os.sep, np)\n"
+    )

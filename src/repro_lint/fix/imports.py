@@ -53,7 +53,7 @@ def _bound_module(b: Binding) -> Optional[str]:
     """The module a binding makes its name refer to (None: not a module we know)."""
     if b.kind == "import-sub":
         return b.module.split(".", 1)[0] if b.module else None
-    return b.module if b.kind == "import" else None
+    return b.module if b.kind in ("import", "typing") else None
 
 
 class Imports:
@@ -104,7 +104,7 @@ class Imports:
         found = []
         for name, bindings in self.layout.module_bindings.items():
             for b in bindings:
-                if b.in_main or b.module is None:
+                if b.in_main or b.module is None or b.kind == "typing":
                     continue
                 if b.module != module:
                     continue

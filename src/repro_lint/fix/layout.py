@@ -33,7 +33,8 @@ class BodyStatement:
 @dataclass
 class Binding:
     name: str
-    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]), "other"
+    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]),
+    # "typing" (an import under `if TYPE_CHECKING:`), "other"
     module: Optional[str]  # what an import binds: X, or P.N for a from-import
     line: int
     top: int  # module-level statement index (module bindings)
@@ -123,6 +124,7 @@ class Layout(cst.CSTVisitor):
         self._top = 0
         self._top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._in_main = False
+        self._type_checking = 0  # depth of `if TYPE_CHECKING:` blocks: their imports do not run
 
     # -- helpers ---------------------------------------------------------------------
     def _pos(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
@@ -140,6 +142,8 @@ class Layout(cst.CSTVisitor):
         line = self._pos(node)[0][0] if node is not None else 0
         if self._scopes and self._scopes[-1][0] == "class":
             return
+        if self._type_checking and kind != "other":
+            kind = "typing"  # the name is the module's for type checkers only: nothing binds it at run time
         fn = self._function()
         binding = Binding(name, kind, module, line, self._top, self._in_main)
         if fn is not None:
@@ -177,10 +181,14 @@ class Layout(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> None:
         if node is self.main_guard:
             self._in_main = True
+        if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            self._type_checking += 1
 
     def leave_If(self, node: cst.If) -> None:
         if node is self.main_guard:
             self._in_main = False
+        if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            self._type_checking -= 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bind(node.name.value, node=node)

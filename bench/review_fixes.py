@@ -16,7 +16,8 @@ measures any version. The result after step 2 is compared with the original, per
 - hunks / files: size of the change (unified diff, 3 lines of context);
 - import-time: statements with effects (anything but imports, definitions, docstrings and
   constant assignments) added at module level of a module that another project module
-  imports, or of a package `__init__.py`: they run when the module is imported;
+  imports (or a Hydra `_target_:` line of a YAML file names), or of a package
+  `__init__.py`: they run when the module is imported;
 - SEED(user): new module-level `SEED = ...` constants in a file where the user's seed is
   at hand: the file, or a project module that imports it, has a seeding call with a
   non-literal seed, reads an attribute `.seed` (`args.seed`, `cfg.seed`), takes a `seed`
@@ -260,6 +261,24 @@ def imported_names(tree: ast.AST, rel: str) -> set[str]:
     return out
 
 
+_TARGET = re.compile(r"""^\s*_target_\s*:\s*["']?([A-Za-z_][\w.]*)""", re.MULTILINE)
+
+
+def hydra_targets(root: Path) -> dict[str, set]:
+    """YAML file -> module names its `_target_:` lines name (with their parent packages)."""
+    out: dict[str, set] = {}
+    for path in [*root.rglob("*.yaml"), *root.rglob("*.yml")]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for dotted_name in _TARGET.findall(text):
+            bits = dotted_name.split(".")
+            names = {".".join(bits[:i]) for i in range(1, len(bits) + 1)}
+            out.setdefault(path.relative_to(root).as_posix(), set()).update(names)
+    return out
+
+
 def user_seed(tree: ast.AST) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -386,6 +405,12 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
             for target in by_name.get(m, ()):
                 if target != rel:
                     importers[target].add(rel)
+    # Hydra imports what a `_target_` names, in the programs that instantiate configurations
+    users = {rel for rel, data in before.items() if b"hydra" in data and (b"instantiate(" in data or b"hydra.main" in data)}
+    for names in hydra_targets(origin).values():
+        for m in names:
+            for target in by_name.get(m, ()):
+                importers[target].update(users - {target})
     seeds = {rel: bool(t is not None and user_seed(t)) for rel, t in trees.items()}
 
     def seed_at_hand(rel: str) -> bool:

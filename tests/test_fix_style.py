@@ -150,13 +150,13 @@ def test_known_first_party_puts_a_package_in_its_own_section():
 def test_keywords_fill_the_last_line_of_a_call_with_several_arguments_a_line():
     src = """\
         loader = DataLoader(ds, batch_size=64, shuffle=True,
-                            num_workers=8)
+                            num_workers=8, pin_memory=True)
         """
     generator = "torch.Generator().manual_seed(args.seed)"
-    out = apply(src, AddKeyword((1, 9, 2, 34), "worker_init_fn", "seed_worker"), AddKeyword((1, 9, 2, 34), "generator", generator))
+    out = apply(src, AddKeyword((1, 9, 2, 51), "worker_init_fn", "seed_worker"), AddKeyword((1, 9, 2, 51), "generator", generator))
     assert out == textwrap.dedent("""\
         loader = DataLoader(ds, batch_size=64, shuffle=True,
-                            num_workers=8, worker_init_fn=seed_worker,
+                            num_workers=8, pin_memory=True, worker_init_fn=seed_worker,
                             generator=torch.Generator().manual_seed(args.seed))
         """)
 
@@ -207,3 +207,22 @@ def test_new_imports_stay_out_of_try_blocks():
         "import os\nimport random\n\ntry:\n    import numpy as np\nexcept ImportError:\n    np = None\n\n"
         "random.seed(0)\nnp.random.seed(0)\n\nprint(os.sep, np)\n"
     )
+
+
+def test_a_last_argument_on_a_line_of_its_own_gets_the_new_one_below_it():
+    src = """\
+        val = DataLoader(
+            dataset, sampler=sampler,
+            batch_size=64,
+            drop_last=False
+        )
+        """
+    out = apply(src, AddKeyword((1, 6, 5, 1), "worker_init_fn", "seed_worker"))
+    assert out == textwrap.dedent("""\
+        val = DataLoader(
+            dataset, sampler=sampler,
+            batch_size=64,
+            drop_last=False,
+            worker_init_fn=seed_worker
+        )
+        """)

@@ -9,9 +9,10 @@ A call's arguments keep the layout the file gives them:
   arguments have one;
 - on one indented line of their own (`f(\\n    a, b\\n)`): appended there while it fits,
   else one per line;
-- several arguments a line over several lines (`f(\\n    a, b,\\n    c)`, or continued
+- several arguments a line over several lines (`f(\\n    a, b,\\n    c, d)`, or continued
   under the opening bracket): appended to the last line while it fits, else continued on a
-  new line indented like the other continuation lines.
+  new line indented like the other continuation lines; when the last argument has a line of
+  its own, the new one gets its own line too.
 A call holding comments is never re-laid out: only the new argument's line is added.
 """
 
@@ -142,6 +143,9 @@ def plan(
         breaks.insert(0, before)
     if not breaks or isinstance(call.args[-1].comma, cst.Comma):
         return None
+    last_sep = call.args[-2].comma if len(call.args) > 1 else None
+    if isinstance(last_sep, cst.Comma) and isinstance(last_sep.whitespace_after, cst.ParenthesizedWhitespace):
+        return None  # the last argument has a line of its own: so does the new one
     # several arguments a line: fill the last line, then continue on lines indented like the others
     end_line = lines[span[2] - 1].rstrip("\r\n")
     width = len(end_line)

@@ -5,7 +5,8 @@
 
 Each repository of the list (a plain checkout under `--repos/NAME`; with `--mirrors` a
 missing one is extracted from a fetched bare mirror `MIRRORS/OWNER+REPO/repo` at the
-listed commit) is copied to a temporary folder and fixed there, never in place:
+listed commit) is copied to a temporary folder and fixed there, never in place (all of it,
+or the listed folder of it, with the repository's configuration in force):
 
 1. `repro-lint check --fix`, then the same again (it must change nothing);
 2. `repro-lint check --fix --unsafe-fixes`, then the same again (likewise).
@@ -150,9 +151,9 @@ def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
 
 
 # -- running the tools ------------------------------------------------------------------------
-def run_fix(tree: Path, src: Path, unsafe: bool) -> tuple[int, str]:
+def run_fix(tree: Path, src: Path, unsafe: bool, target: str = ".") -> tuple[int, str]:
     env = dict(os.environ, PYTHONPATH=str(src), NO_COLOR="1")
-    args = [sys.executable, "-m", "repro_lint", "check", "--fix", "--no-cache", "--exit-zero", "--no-color", "."]
+    args = [sys.executable, "-m", "repro_lint", "check", "--fix", "--no-cache", "--exit-zero", "--no-color", target]
     if unsafe:
         args.insert(4, "--unsafe-fixes")
     r = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True, timeout=3600)
@@ -176,20 +177,32 @@ def changed(a: dict, b: dict) -> list[str]:
     return sorted(k for k in b if a.get(k) != b[k])
 
 
+def _isolated(style) -> list[str]:
+    """ruff arguments that stand for the project's settings when its own configuration is one
+    this ruff version refuses (an unknown rule code): the settings fixes follow."""
+    out = ["--isolated", "--config", f"lint.isort.lines-after-imports = {style.lines_after_imports}"]
+    if style.force_sort_within_sections:
+        out += ["--config", "lint.isort.force-sort-within-sections = true"]
+    if style.known_first_party:
+        out += ["--config", f"lint.isort.known-first-party = {json.dumps(sorted(style.known_first_party))}"]
+    return out
+
+
 def ruff_counts(tree: Path, files: list[str], root: Path) -> tuple[Counter, dict, set]:
     """(I001/E501 counts per (file, code), their lines, files failing `ruff format --check`)."""
     counts: Counter = Counter()
     lines: dict = {}
     if not files:
         return counts, lines, set()
-    by_length: dict[int, list[str]] = {}
+    groups: dict = {}
     for f in files:
-        by_length.setdefault(style_for(root / f, root).line_length, []).append(f)
-    for length, group in sorted(by_length.items()):
-        for isolated in ((), ("--isolated",)):
+        groups.setdefault(style_for(root / f, root), []).append(f)
+    failing = set()
+    for style, group in groups.items():
+        for own in ((), _isolated(style)):
             r = subprocess.run(
-                ["ruff", "check", *isolated, "--select", "I001,E501", "--line-length", str(length), "--output-format", "json",
-                 "--no-cache", "--exit-zero", *group],
+                ["ruff", "check", *own, "--select", "I001,E501", "--line-length", str(style.line_length),
+                 "--output-format", "json", "--no-cache", "--exit-zero", *group],
                 cwd=tree, capture_output=True, text=True,
             )
             if r.returncode == 0:
@@ -202,18 +215,16 @@ def ruff_counts(tree: Path, files: list[str], root: Path) -> tuple[Counter, dict
             rel = Path(item["filename"]).resolve().relative_to(tree.resolve()).as_posix()
             counts[(rel, item["code"])] += 1
             lines.setdefault((rel, item["code"]), []).append(item["location"]["row"])
-    failing = set()
-    for f in files:
-        length = style_for(root / f, root).line_length
-        for isolated in ((), ("--isolated",)):
-            r = subprocess.run(
-                ["ruff", "format", *isolated, "--check", "--line-length", str(length), "--no-cache", f],
-                cwd=tree, capture_output=True, text=True,
-            )
-            if r.returncode in (0, 1):
-                break
-        if r.returncode == 1:
-            failing.add(f)
+        for f in group:
+            for own in ((), _isolated(style)):
+                r = subprocess.run(
+                    ["ruff", "format", *own, "--check", "--line-length", str(style.line_length), "--no-cache", f],
+                    cwd=tree, capture_output=True, text=True,
+                )
+                if r.returncode in (0, 1):
+                    break
+            if r.returncode == 1:
+                failing.add(f)
     return counts, lines, failing
 
 
@@ -343,8 +354,9 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
 
     result = Result(entry.name)
     start = time.monotonic()
-    origin = repos / entry.name / entry.subdir if entry.subdir else repos / entry.name
-    if not origin.is_dir():
+    origin = repos / entry.name
+    target = entry.subdir or "."  # a folder is fixed inside its repository: its configuration applies
+    if not (origin / target).is_dir():
         result.status = "missing"
         return result
     pristine = work / entry.name / "orig"
@@ -354,19 +366,19 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
     shutil.copytree(origin, tree, symlinks=True, ignore=ignore)
     before = snapshot(tree)
 
-    fixed, err1 = run_fix(tree, src, unsafe=False)
+    fixed, err1 = run_fix(tree, src, unsafe=False, target=target)
     broken = [ln for ln in err1.splitlines() if "internal error" in ln or ln.startswith("Traceback")]
     if broken:
         result.status = f"tool failed: {broken[0][:120]}"
         return result
     safe = snapshot(tree)
-    _, _ = run_fix(tree, src, unsafe=False)
+    _, _ = run_fix(tree, src, unsafe=False, target=target)
     again = snapshot(tree)
     for rel in changed(safe, again):
         result.note("second_fix", f"{rel} (safe)")
-    fixed_unsafe, err2 = run_fix(tree, src, unsafe=True)
+    fixed_unsafe, err2 = run_fix(tree, src, unsafe=True, target=target)
     after = snapshot(tree)
-    _, _ = run_fix(tree, src, unsafe=True)
+    _, _ = run_fix(tree, src, unsafe=True, target=target)
     final = snapshot(tree)
     for rel in changed(after, final):
         result.note("second_fix", f"{rel} (unsafe)")

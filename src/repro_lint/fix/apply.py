@@ -527,6 +527,12 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, self.plan.blank_after_imports(nxt))
             elif is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
                 nxt = _with_blank_prefix(nxt, 2)
+            elif (
+                is_module and others and point.index == self.plan.import_end and before and is_import_line(before[-1])
+                and _blank_prefix(nxt) > 1 and not _is_def(nxt)
+            ):
+                # the statements added below the imports took the blank lines after them
+                nxt = _with_blank_prefix(nxt, 1)
             elif not is_module and is_import_line(last) and not is_import_line(nxt) and _blank_prefix(nxt) < 1:
                 nxt = _with_blank_prefix(nxt, 1)
             elif is_module and not others and imports:

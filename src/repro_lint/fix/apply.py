@@ -49,6 +49,7 @@ class _Item:
     style: str  # "import", "section" (after the imports), "before" (an anchor), "plain"
     section: int = OTHER
     name: str = ""
+    guard: str = ""
 
 
 @dataclass
@@ -287,7 +288,7 @@ class Planner:
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style))
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=edit.guard))
 
     def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
         """Whether the block already holds every statement to insert (the fix was applied,
@@ -425,7 +426,7 @@ class _Transformer(cst.CSTTransformer):
         """The statements inserted at a point, with tidy blank lines; and the next statement
         (its blank lines adjusted)."""
         imports = sorted((i for i in point.items if i.group == _IMPORTS), key=lambda i: (i.section, i.name))
-        others = sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+        others = _guarded(sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq)))
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
@@ -467,6 +468,28 @@ class _Transformer(cst.CSTTransformer):
                     out[0] = out[0].with_changes(leading_lines=list(nxt.leading_lines))
                     nxt = nxt.with_changes(leading_lines=[])
         return out, nxt
+
+
+def _guarded(items: list) -> list:
+    """Items inserted under the same guard become one `if <guard>:` holding their
+    statements, where the first of them goes."""
+    out: list = []
+    shared: dict = {}
+    for item in items:
+        if not item.guard:
+            out.append(item)
+            continue
+        first = shared.get(item.guard)
+        if first is None:
+            first = shared[item.guard] = _Item(item.group, item.order, item.seq, [], item.style, item.section, item.name, item.guard)
+            out.append(first)
+        first.stmts.extend(item.stmts)
+    for guard, item in shared.items():
+        node = cst.parse_statement(f"if {guard}:\n    pass\n")
+        assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
+        body = [_with_blank_prefix(s, 0) for s in item.stmts]
+        item.stmts = [node.with_changes(body=node.body.with_changes(body=body, indent=None))]
+    return out
 
 
 _ATOMIC = (

@@ -54,6 +54,8 @@ class InsertStatements:
     each other (lower first; equal orders keep the order of the findings), so that the
     statements of several fixes come out as one block in a stable order.
     An `anchor` may also be the span of an expression: the statement that holds it is used.
+    With a `guard` (an expression's source), the statements run under `if <guard>:`; blocks
+    with the same guard inserted at the same point share one `if`.
     """
 
     where: str
@@ -62,6 +64,7 @@ class InsertStatements:
     function: Optional[str] = None
     key: str = ""
     order: int = 0
+    guard: str = ""
 
 
 @dataclass(frozen=True)

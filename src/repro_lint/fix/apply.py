@@ -26,7 +26,7 @@ from repro_lint.fix.imports import OTHER, Context, Imports
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 
 SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}")
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
@@ -162,6 +162,17 @@ class Planner:
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
                 return expr
+            if match.group(3):
+                # a submodule by the name the file already has for it (`cudnn` after `import
+                # torch.backends.cudnn as cudnn`), else as an attribute of its package
+                bound = self.imports.bound(match.group(3), ctx)
+                if bound is not None:
+                    return bound
+                root, _, rest = match.group(3).partition(".")
+                expr, stmt = self.imports.ref(root, ctx, local_ok)
+                if stmt and stmt not in local:
+                    local.append(stmt)
+                return f"{expr}.{rest}" if rest else expr
             expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
             if stmt and stmt not in local:
                 local.append(stmt)

@@ -396,11 +396,11 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
             "is on; the cuDNN flag keeps convolutions deterministic independently of it)"
         )
     why, related = _without_effect(st, CUDNN_DETERMINISTIC, "`cudnn.deterministic` is set")
+    consequence = f"cuDNN may pick convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}"
     if why:
-        message = f"`torch.backends.cudnn.deterministic = True` has no effect on the training: {why}"
+        message = f"`torch.backends.cudnn.deterministic = True` has no effect on the training: {why}. Without it, {consequence}"
     else:
-        message = "this program uses torch but never sets `torch.backends.cudnn.deterministic = True`"
-    message += f": cuDNN may pick convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}"
+        message = f"this program uses torch but never sets `torch.backends.cudnn.deterministic = True`: {consequence}"
     if why_not:
         message += f" (not fixed automatically: {why_not})"
     info, at = finding_site(ctx, program)
@@ -488,14 +488,14 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
         else:
             fix = _algorithms_fix(ctx, program, st, place)
     why, related = _without_effect(st, ALGORITHMS, "deterministic algorithms are turned on")
-    if why:
-        message = f"`torch.use_deterministic_algorithms(True)` has no effect on the training: {why}"
-    else:
-        message = "this program never calls `torch.use_deterministic_algorithms(True)`"
-    message += (
-        ": the cuDNN flags cover convolutions only, other CUDA operations (scatter/index accumulation, pooling "
+    consequence = (
+        "the cuDNN flags cover convolutions only, other CUDA operations (scatter/index accumulation, pooling "
         "and interpolation backwards, ...) stay nondeterministic"
     )
+    if why:
+        message = f"`torch.use_deterministic_algorithms(True)` has no effect on the training: {why}. Without it, {consequence}"
+    else:
+        message = f"this program never calls `torch.use_deterministic_algorithms(True)`: {consequence}"
     if why_not:
         message += f" (not fixed automatically: {why_not})"
     info, at = finding_site(ctx, program)

@@ -28,7 +28,7 @@ from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is
 from repro_lint.fix.style import Style
 
 SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
@@ -51,6 +51,7 @@ class _Item:
     style: str  # "import", "section" (after the imports), "before" (an anchor), "plain"
     section: int = OTHER
     name: str = ""
+    guard: str = ""
 
 
 @dataclass
@@ -163,24 +164,29 @@ class Planner:
         local: list[str] = []
 
         def fill(match: re.Match) -> str:
-            tail = match.group(3)
+            tail = match.group(4)
             if match.group(1) == "seed":
                 expr = self._seed(spec, ctx)
                 root = _ROOT_NAME.match(expr)
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
                 return expr + tail
-            module, parts = match.group(2), tail.split(".")[1:]
-            # the file's own import of the longest dotted prefix first (`from torch.backends
-            # import cudnn` makes `{mod:torch}.backends.cudnn.benchmark` read `cudnn.benchmark`)
+            # `{mod:torch}.backends.cudnn` and `{attr:torch.backends.cudnn}` alike: the file's own
+            # import of the longest dotted prefix first (`import torch.backends.cudnn as cudnn` or
+            # `from torch.backends import cudnn` make them read `cudnn`), else the module's name
+            if match.group(3):
+                module, *parts = match.group(3).split(".")
+            else:
+                module, parts = match.group(2), []
+            parts += tail.split(".")[1:]
             for n in range(len(parts), 0, -1):
-                expr = self.imports.reuse(".".join([module, *parts[:n]]), ctx)
+                expr = self.imports.bound(".".join([module, *parts[:n]]), ctx)
                 if expr is not None:
                     return ".".join([expr, *parts[n:]])
             expr, stmt = self.imports.ref(module, ctx, local_ok)
             if stmt and stmt not in local:
                 local.append(stmt)
-            return expr + tail
+            return ".".join([expr, *parts])
 
         return _PLACEHOLDER.sub(fill, template), local
 
@@ -311,7 +317,7 @@ class Planner:
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style))
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=edit.guard))
 
     def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
         """Whether the block already holds every statement to insert (the fix was applied,
@@ -485,7 +491,7 @@ class _Transformer(cst.CSTTransformer):
         """The statements inserted at a point, with tidy blank lines; and the next statement
         (its blank lines adjusted)."""
         imports = sorted((i for i in point.items if i.group == _IMPORTS), key=lambda i: (i.section, i.name))
-        others = sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+        others = _guarded(sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq)))
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
@@ -529,7 +535,7 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, 2)
             elif (
                 is_module and others and point.index == self.plan.import_end and before and is_import_line(before[-1])
-                and _blank_prefix(nxt) > 1 and not _is_def(nxt)
+                and 1 < _blank_prefix(nxt) <= _blank_prefix(out[len(imports)]) and not _is_def(nxt)
             ):
                 # the statements added below the imports took the blank lines after them
                 nxt = _with_blank_prefix(nxt, 1)
@@ -549,6 +555,28 @@ class _Transformer(cst.CSTTransformer):
                     out[first] = moved
                     nxt = nxt.with_changes(leading_lines=[])
         return out, nxt
+
+
+def _guarded(items: list) -> list:
+    """Items inserted under the same guard become one `if <guard>:` holding their
+    statements, where the first of them goes."""
+    out: list = []
+    shared: dict = {}
+    for item in items:
+        if not item.guard:
+            out.append(item)
+            continue
+        first = shared.get(item.guard)
+        if first is None:
+            first = shared[item.guard] = _Item(item.group, item.order, item.seq, [], item.style, item.section, item.name, item.guard)
+            out.append(first)
+        first.stmts.extend(item.stmts)
+    for guard, item in shared.items():
+        node = cst.parse_statement(f"if {guard}:\n    pass\n")
+        assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
+        body = [_with_blank_prefix(s, 0) for s in item.stmts]
+        item.stmts = [node.with_changes(body=node.body.with_changes(body=body, indent=None))]
+    return out
 
 
 _ATOMIC = (

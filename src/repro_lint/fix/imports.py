@@ -89,8 +89,10 @@ class Imports:
         self.new.append(imp)
         return imp.expr, None
 
-    def reuse(self, module: str, ctx: Context) -> Optional[str]:
-        """The name an existing import gives `module` where `ctx` runs, if any (no new import)."""
+    def bound(self, module: str, ctx: Context) -> Optional[str]:
+        """An expression naming `module` through an import the file already has, usable at
+        `ctx` (at module level, or the enclosing function's own earlier import); None when it
+        has none."""
         for name, expr, binding in self._existing(module):
             if (ctx.late or binding.top < ctx.top) and self._shadow(name, ctx, module) == "free":
                 return expr

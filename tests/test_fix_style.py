@@ -226,3 +226,9 @@ def test_a_last_argument_on_a_line_of_its_own_gets_the_new_one_below_it():
             worker_init_fn=seed_worker
         )
         """)
+
+
+def test_an_added_function_keeps_two_blank_lines_before_the_code_after_it():
+    src = "import torch\n\n\nnames = sorted(dir(torch))\n"
+    out = apply(src, InsertStatements("after-imports", "def seed_worker(worker_id):\n    pass\n"))
+    assert out == "import torch\n\n\ndef seed_worker(worker_id):\n    pass\n\n\nnames = sorted(dir(torch))\n"

@@ -535,7 +535,7 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, 2)
             elif (
                 is_module and others and point.index == self.plan.import_end and before and is_import_line(before[-1])
-                and 1 < _blank_prefix(nxt) <= _blank_prefix(out[len(imports)]) and not _is_def(nxt)
+                and 1 < _blank_prefix(nxt) <= _blank_prefix(out[len(imports)]) and not _is_def(nxt) and not _is_def(last)
             ):
                 # the statements added below the imports took the blank lines after them
                 nxt = _with_blank_prefix(nxt, 1)

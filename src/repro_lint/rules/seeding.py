@@ -330,7 +330,7 @@ def runtime_pythonhashseed(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             continue
         yield ctx.finding(
             "RPL104", info, ev,
-            f"setting {var} at run time has no effect on this process: hash randomisation is fixed "
-            "when the interpreter starts (only child processes started later see it); set it in the "
-            "shell, the launcher or the job environment instead",
+            f"setting {var} at run time has no effect on this process",
+            help=f"hash randomisation is fixed when the interpreter starts (only child processes started later "
+            f"see it); set {var} in the shell, the launcher or the job environment instead",
         )

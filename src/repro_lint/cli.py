@@ -107,11 +107,8 @@ def _load_config(args, root: Path, known: list[str]):
     from repro_lint.config import apply_overrides, find_config, load_config
     from repro_lint.matchers import get_matchers
 
-    files = [Path(c) for c in args.config if Path(c).is_file()]
-    settings = [c for c in args.config if not Path(c).is_file()]
-    for c in settings:
-        if "=" not in c:
-            raise UsageError(f"repro-lint: --config {c!r}: no such file, and not a `KEY = VALUE` setting")
+    settings = [c for c in args.config if "=" in c and not Path(c).is_file()]
+    files = [Path(c) for c in args.config if c not in settings]
     if len(files) > 1:
         raise UsageError("repro-lint: --config: give at most one configuration file")
     sources = get_matchers().sources

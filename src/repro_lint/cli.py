@@ -136,7 +136,7 @@ def run_check_command(argv: list[str]) -> int:
     overrides: dict[Path, bytes] = {}
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
     if stdin:
-        if args.paths != ["-"]:
+        if args.paths not in ([], ["-"]):
             raise UsageError("repro-lint: `-` (stdin) cannot be combined with other paths")
         if args.add_noqa or args.diff:
             raise UsageError("repro-lint: --add-noqa and --diff do not work on stdin")

@@ -11,6 +11,7 @@ from repro_lint.fix.edits import AddKeyword, InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
 from repro_lint.rules import Context, location, rule
+from repro_lint.rules.numpy_generator import generator_fix
 
 MAX_RELATED = 20
 
@@ -144,7 +145,7 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
     if not missing:
         return
     for source in missing:
-        fix = seeding_fix(ctx, program, source)
+        fix = (source == "numpy" and generator_fix(ctx, program, draws[source])) or seeding_fix(ctx, program, source)
         all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
         entry_draws = [d for d in all_draws if d[0] is program.entry]
         if entry_draws:

@@ -325,7 +325,7 @@ def _run_check(
         report.findings = findings
         report.errors.extend(errors)
         report.infos = target_infos
-        report.files_checked = len(target_keys & set(digests))
+        report.files_checked = len(target_infos)  # the targets as reported (with --whole-program, the dependents too)
         return report
 
     facts_cache = cache.load_facts()

@@ -173,6 +173,10 @@ def test_whole_program_reports_where_the_change_has_an_effect(cli, project):
     assert [l.split(":")[0] for l in r.stdout.splitlines()] == ["train.py"]
     r = cli("--no-cache", "--output-format", "concise", "-q", "--whole-program", "pyproject.toml", cwd=project.root)
     assert sorted(l.split(":")[0] for l in r.stdout.splitlines()) == ["other.py", "train.py"]  # configuration: all
+    # what the fix hook runs: the finding the change caused is fixed where it is reported
+    r = cli("--no-cache", "--fix", "--whole-program", "utils.py", cwd=project.root)
+    assert r.returncode == 0 and "np.random.seed(" in (project.root / "train.py").read_text()
+    assert "random.seed" not in (project.root / "other.py").read_text()
 
 
 def test_sarif_for_code_scanning_from_a_subfolder(cli, project):

@@ -120,7 +120,6 @@ def _load_config(args, root: Path, known: list[str]):
 def run_check_command(argv: list[str]) -> int:
     from repro_lint.config import ConfigError, known_code
     from repro_lint.engine import PathError, known_codes, run_check, select
-    from repro_lint.output import github, json_out, sarif, text
     from repro_lint.output.locations import Locator
     from repro_lint.project import find_root
 
@@ -223,13 +222,30 @@ def run_check_command(argv: list[str]) -> int:
             sys.stdout.flush()
 
     out = sys.stderr if stdin and args.fix and args.output_file is None else None
+    _write_report(args, fmt, color, report, findings, locator, fixed, fixed_findings, out)
+    for line in report.errors:
+        print(f"repro-lint: error: {line}", file=sys.stderr)
+    if report.errors or fix_failed:
+        return 2
+    if args.exit_non_zero_on_fix and fixed:
+        return 1
+    if findings and not args.exit_zero:
+        return 1
+    return 0
+
+
+def _write_report(args, fmt: str, color: str, report, findings: list, locator, fixed: int, fixed_findings: list, out) -> None:
+    """The report in the chosen format, to `--output-file`, else to `out` or stdout."""
+    from repro_lint.output import github, json_out, sarif, text
+
     if args.statistics:
         if fmt == "json":
             rows = [{"code": c, "name": n, "count": k, "fixable": x} for c, n, k, x in text.statistics_rows(findings)]
             _emit(json.dumps(rows, indent=2) + "\n", args.output_file, out)
         else:
             _emit(text.statistics(findings), args.output_file, out)
-    elif fmt in ("json", "sarif", "github", "concise"):
+        return
+    if fmt != "text":
         if fmt == "json":
             body = json_out.render(findings, report.errors, report.files_checked, locator)
         elif fmt == "sarif":
@@ -243,26 +259,16 @@ def run_check_command(argv: list[str]) -> int:
             if not args.quiet and report.files_checked:
                 body += text.summary_line(findings, fixed) + "\n"
         _emit(body, args.output_file, out)
-    else:
-        buf = io.StringIO() if args.output_file else (out or sys.stdout)
-        use_color = text.color_wanted(buf, "never" if args.output_file and color == "auto" else color)
-        console = text.make_console(buf, use_color)
-        text.render(findings, console, show_source=True, locator=locator)
-        if args.show_fixes and fixed_findings:
-            console.print(_fixes_text(fixed_findings), end="")
-        if not args.quiet and report.files_checked:
-            console.print(text.summary_line(findings, fixed))
-        if args.output_file:
-            _write_output(buf.getvalue(), args.output_file)
-    for line in report.errors:
-        print(f"repro-lint: error: {line}", file=sys.stderr)
-    if report.errors or fix_failed:
-        return 2
-    if args.exit_non_zero_on_fix and fixed:
-        return 1
-    if findings and not args.exit_zero:
-        return 1
-    return 0
+        return
+    buf = io.StringIO() if args.output_file else (out or sys.stdout)
+    console = text.make_console(buf, text.color_wanted(buf, "never" if args.output_file and color == "auto" else color))
+    text.render(findings, console, show_source=True, locator=locator)
+    if args.show_fixes and fixed_findings:
+        console.print(_fixes_text(fixed_findings), end="")
+    if not args.quiet and report.files_checked:
+        console.print(text.summary_line(findings, fixed))
+    if args.output_file:
+        _write_output(buf.getvalue(), args.output_file)
 
 
 def _shown(path: Path) -> str:

@@ -63,8 +63,8 @@ def test_noqa_codes_and_ruff(project):
     project("n.py", "import numpy as np\n\nprint(np.random.rand(3))  # noqa: RPL101\n")
     # ruff's default rules ignore codes they do not know in `# noqa`
     assert ruff("n.py", cwd=project.root).returncode == 0
-    # RUF100 (unused-noqa) reports them, and its fix would delete the comment ...
-    r = ruff("--select", "RUF100", "n.py", cwd=project.root)
+    # RUF100 (unused-noqa), and RUF102 (invalid-rule-code) where ruff has it, report them ...
+    r = ruff("--select", "RUF1", "n.py", cwd=project.root)
     assert r.returncode == 1 and "RPL101" in r.stdout
     # ... unless they are declared as another tool's
-    assert ruff("--select", "RUF100", "--config", 'lint.external = ["RPL"]', "n.py", cwd=project.root).returncode == 0
+    assert ruff("--select", "RUF1", "--config", 'lint.external = ["RPL"]', "n.py", cwd=project.root).returncode == 0

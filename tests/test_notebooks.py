@@ -86,9 +86,9 @@ def test_fix_writes_valid_notebook_changing_only_the_edited_cell(cli, nb_project
     old, new = json.loads(before), json.loads(after)
     assert [c.get("id") for c in old["cells"]] == [c.get("id") for c in new["cells"]]
     changed = [i for i, (a, b) in enumerate(zip(old["cells"], new["cells"])) if a != b]
-    assert changed == [1]  # the imports' cell got the seed; every other cell is as it was
-    assert {k: v for k, v in new["cells"][1].items() if k != "source"} == {k: v for k, v in old["cells"][1].items() if k != "source"}
-    assert "".join(new["cells"][1]["source"]).endswith("np.random.seed(SEED)\n%matplotlib inline")  # magics kept as written
+    assert changed == [2]  # the seed went next to the program's own; every other cell is as it was
+    assert {k: v for k, v in new["cells"][2].items() if k != "source"} == {k: v for k, v in old["cells"][2].items() if k != "source"}
+    assert "".join(new["cells"][2]["source"]).startswith("set_seed(0)\nnp.random.seed(0)\n!nvidia-smi\n")  # magics kept as written
     # byte for byte: only lines of that cell's source array differ, in the file's own layout
     diff = [l for l in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0, lineterm="") if l[:1] in "+-" and l[:3] not in ("+++", "---")]
     assert diff and all(l.startswith('+    "') for l in diff), diff
@@ -100,7 +100,7 @@ def test_fix_writes_valid_notebook_changing_only_the_edited_cell(cli, nb_project
 def test_diff_of_a_notebook_is_per_cell(cli, nb_project):
     r = cli("check", "--no-cache", "--diff", ".", cwd=nb_project.root)
     assert r.returncode == 1
-    assert "--- a/train.ipynb:cell 2\n+++ b/train.ipynb:cell 2\n" in r.stdout and "+np.random.seed(SEED)\n" in r.stdout
+    assert "--- a/train.ipynb:cell 3\n+++ b/train.ipynb:cell 3\n" in r.stdout and "+np.random.seed(0)\n" in r.stdout
 
 
 def test_fix_never_writes_into_a_magic_line(cli, project):

@@ -44,11 +44,15 @@ def generator_fix(ctx: Context, program: Program, draws: list) -> Optional[Fix]:
         if info is not entry or method is None or callee is None or ev.line <= entry.import_block_end:
             return None
         edits.append(ReplaceExpression(tuple(callee), f"{name}.{method}"))
-    from repro_lint.rules.seeding import seed_spec
+    from repro_lint.rules import placement
 
+    if placement.is_library(ctx, entry):
+        return None  # nothing is added at module level of a module others import
+    spec = placement.seed_for(ctx, entry, MODULE_SCOPE, (entry.import_block_end + 1, 0))
+    if isinstance(spec, str):
+        return None
     create = data["create"].replace("{name}", name)
     edits.insert(0, InsertStatements("after-imports", create, key=f"numpy-generator:{name}"))
-    spec = seed_spec(ctx, None, entry, MODULE_SCOPE)
     return Fix(f"draw from a seeded `numpy.random.Generator` (`{name}`) instead of numpy's global generator", "safe", (*edits, spec))
 
 

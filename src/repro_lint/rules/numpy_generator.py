@@ -22,7 +22,7 @@ from repro_lint.findings import Fix
 from repro_lint.fix.edits import InsertStatements, ReplaceExpression
 from repro_lint.index import Program
 from repro_lint.model import MODULE_SCOPE, ModuleInfo
-from repro_lint.rules import Context
+from repro_lint.rules import Context, placement
 
 
 def generator_fix(ctx: Context, program: Program, draws: list) -> Optional[Fix]:
@@ -44,8 +44,6 @@ def generator_fix(ctx: Context, program: Program, draws: list) -> Optional[Fix]:
         if info is not entry or method is None or callee is None or ev.line <= entry.import_block_end:
             return None
         edits.append(ReplaceExpression(tuple(callee), f"{name}.{method}"))
-    from repro_lint.rules import placement
-
     if placement.is_library(ctx, entry):
         return None  # nothing is added at module level of a module others import
     spec = placement.seed_for(ctx, entry, MODULE_SCOPE, (entry.import_block_end + 1, 0))

@@ -43,6 +43,7 @@ class FixOutcome:
     diff: str = ""
     errors: list = field(default_factory=list)  # one line each; the CLI exits 2 on any
     changed_paths: list = field(default_factory=list)
+    texts: dict = field(default_factory=dict)  # display path -> the fixed file's bytes
 
 
 class _Failed(Exception):
@@ -276,11 +277,14 @@ def apply_fixes(
     jobs: int = 1,
     selector: Optional[Selector] = None,
     use_cache: bool = True,
+    overrides: Optional[dict] = None,
 ) -> FixOutcome:
     """Fix the fixable `findings` (already selected: `# noqa` and disabled rules are out).
 
     `selector` turns a re-check's report into selected findings the same way `findings`
-    were selected (default: the configuration's selection)."""
+    were selected (default: the configuration's selection). `overrides` maps resolved paths
+    to contents that are not on disk (stdin); those are never written."""
+    overrides = overrides or {}
     outcome = FixOutcome()
     by_file: dict[str, list] = {}
     elsewhere: list = []  # findings whose fix edits another file than theirs
@@ -297,7 +301,8 @@ def apply_fixes(
     for display in sorted(by_file):
         path = Path(display)
         try:
-            src = SourceFile.read(path)
+            key = str(path.resolve())
+            src = SourceFile.from_bytes(path, overrides[key]) if key in overrides else SourceFile.read(path)
         except (OSError, SourceError) as exc:
             outcome.errors.append(f"{display}: {', '.join(_codes(by_file[display]))}: fix not applied: cannot read it: {exc}")
             continue
@@ -323,15 +328,16 @@ def apply_fixes(
             continue
         if f.text == f.src.text:
             continue
-        if write:
+        if write and f.key not in overrides:
             try:
                 write_atomic(f.src.path, f.src.encode(f.text), f.src.raw)
             except (ChangedOnDisk, OSError, SourceError) as exc:
                 outcome.errors.append(f"{f.display}: fix not written: {exc}")
                 continue
         outcome.fixed += f.fixed
-        outcome.diff += unified_diff(f.display, f.src.text, f.text)
+        outcome.diff += f.src.diff(f.display, f.text)
         outcome.changed_paths.append(f.display)
+        outcome.texts[f.display] = f.src.encode(f.text)
     if elsewhere and outcome.changed_paths:
         outcome.fixed += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
     return outcome

@@ -1,7 +1,7 @@
 """Fixed files keep the project's style, as the real ruff judges it.
 
-Every golden pair under `fixtures/fix/` (the rules' cases, `combined/` and `style/`) is laid
-out as a project of its own, with the case's configuration (`<case>.toml`, where a
+Every golden pair under `fixtures/fix/` (the rules' cases, `combined/`, `style/` and the
+files of the golden projects) is laid out as a project of its own, with the case's configuration (`<case>.toml`, where a
 `[tool.ruff] line-length` is set), once with the original and once with the fixed file.
 Where ruff passes the original, it must pass the fixed file: `ruff check --select I,E501`
 (import sorting, line length) and `ruff format --check`. The golden tests prove the fixed
@@ -31,7 +31,7 @@ def _utf8(path: Path) -> bool:
 
 
 PAIRS = sorted(
-    p for p in FIX_FIXTURES.glob("*/*.py")
+    p for p in FIX_FIXTURES.rglob("*.py")
     if not p.name.endswith(".fixed.py") and p.with_name(p.stem + ".fixed.py").exists() and _utf8(p)
 )
 
@@ -40,7 +40,7 @@ def _tree(tmp: Path, fixed: bool) -> Path:
     top = tmp / ("fixed" if fixed else "original")
     top.mkdir()
     for case in PAIRS:
-        folder = top / f"{case.parent.name}__{case.stem}"
+        folder = top / "__".join(case.relative_to(FIX_FIXTURES).with_suffix("").parts)
         folder.mkdir()
         root, target, _ = make_case(case, folder)
         if fixed:

@@ -20,9 +20,10 @@ measures any version. The result after step 2 is compared with the original, per
   imports (or a Hydra `_target_:` line of a YAML file names), or of a package
   `__init__.py`: they run when the module is imported;
 - SEED(user): new module-level `SEED = ...` constants in a file where the user's seed is
-  at hand: the file, or a project module that imports it, has a seeding call with a
-  non-literal seed, reads an attribute `.seed` (`args.seed`, `cfg.seed`), takes a `seed`
-  parameter or defines a `--seed` option; SEED(all) counts every new constant;
+  at hand: the file, a project module it imports, or one that imports it (directly or
+  through others) has a seeding call with a non-literal seed, reads an attribute `.seed`
+  (`args.seed`, `cfg.seed`), takes a `seed` parameter or defines a `--seed` option;
+  SEED(all) counts every new constant;
 - tests: edited test files (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`);
 - I001+ / E501+: ruff findings the fixes add (`ruff check --select I001,E501` at the
   project's line length, before vs after, counted per file); fmt+: changed files that
@@ -400,23 +401,27 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
 
     # who imports whom, among the project's non-test modules
     trees = {rel: parse(data) for rel, data in before.items()}
-    roots = ["", "src"]
-    names: dict[str, set] = {}
+    # a module is importable by its dotted name from the root (or `src/`) by every file, and
+    # by its plain name from its own folder by the scripts beside it (`from utils import x`)
+    by_name: dict[str, set] = {}
+    beside: dict[tuple, set] = {}
     for rel in before:
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        names[rel] = module_names(rel, [*roots, folder])
-    importers: dict[str, set] = {rel: set() for rel in before}
-    by_name: dict[str, set] = {}
-    for rel, mods in names.items():
-        for m in mods:
+        for m in module_names(rel, ["", "src"]):
             by_name.setdefault(m, set()).add(rel)
+        for m in module_names(rel, [folder]):
+            beside.setdefault((folder, m), set()).add(rel)
+    importers: dict[str, set] = {rel: set() for rel in before}
+    deps: dict[str, set] = {rel: set() for rel in before}
     for rel, t in trees.items():
         if t is None or TEST_PATH.search(rel):
             continue
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
         for m in imported_names(t, rel):
-            for target in by_name.get(m, ()):
+            for target in by_name.get(m, set()) | beside.get((folder, m), set()):
                 if target != rel:
                     importers[target].add(rel)
+                    deps[rel].add(target)
     # Hydra imports what a `_target_` names, in the programs that instantiate configurations
     users = {rel for rel, data in before.items() if b"hydra" in data and (b"instantiate(" in data or b"hydra.main" in data)}
     for names in hydra_targets(origin).values():
@@ -426,13 +431,15 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
     seeds = {rel: bool(t is not None and user_seed(t)) for rel, t in trees.items()}
 
     def seed_at_hand(rel: str) -> bool:
+        """The file, a module it imports (its argument parser, its config), or a module that
+        imports it, directly or through others, has the user's seed."""
         seen, todo = set(), [rel]
         while todo:
             cur = todo.pop()
             if cur in seen:
                 continue
             seen.add(cur)
-            if seeds.get(cur):
+            if seeds.get(cur) or any(seeds.get(dep) for dep in deps.get(cur, ())):
                 return True
             todo.extend(importers.get(cur, ()))
         return False

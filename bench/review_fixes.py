@@ -17,8 +17,9 @@ measures any version. The result after step 2 is compared with the original, per
 - hunks / files: size of the change (unified diff, 3 lines of context);
 - import-time: statements with effects (anything but imports, definitions, docstrings and
   constant assignments) added at module level of a module that another project module
-  imports (or a Hydra `_target_:` line of a YAML file names), or of a package
-  `__init__.py`: they run when the module is imported;
+  imports (or a Hydra `_target_:` line of a YAML file names), of a package `__init__.py`,
+  or of a package's module without a `__main__` block (its users import it): they run
+  when the module is imported;
 - SEED(user): new module-level `SEED = ...` constants in a file where the user's seed is
   at hand: the file, a project module it imports, or one that imports it (directly or
   through others) has a seeding call with a non-literal seed, reads an attribute `.seed`
@@ -339,6 +340,15 @@ def has_effect(stmt: ast.stmt) -> bool:
     return True
 
 
+def package_module(rel: str, tree, files: dict) -> bool:
+    """A module of an installable package (its folder has an `__init__.py`) with no
+    `__main__` block: whoever installs the package imports it (`timm.models.registry`)."""
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    if not folder or f"{folder}/__init__.py" not in files or rel.endswith("__main__.py") or tree is None:
+        return False
+    return not any(_is_main_guard(stmt) for stmt in tree.body)
+
+
 def is_seed_constant(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "SEED" for t in stmt.targets)
 
@@ -455,7 +465,7 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
             result.note("tests", rel)
         old_tree = trees.get(rel)
         old_stmts = Counter(ast.unparse(s) for s in module_level(old_tree)) if old_tree is not None else Counter()
-        library = rel.endswith("__init__.py") or bool(importers.get(rel))
+        library = rel.endswith("__init__.py") or bool(importers.get(rel)) or package_module(rel, old_tree, before)
         for stmt in module_level(new_tree):
             code = ast.unparse(stmt)
             if old_stmts[code] > 0:

@@ -21,10 +21,10 @@ measures any version. The result after step 2 is compared with the original, per
   or of a package's module without a `__main__` block (its users import it): they run
   when the module is imported;
 - SEED(user): new module-level `SEED = ...` constants in a file where the user's seed is
-  at hand: the file, a project module it imports, or one that imports it (directly or
-  through others) has a seeding call with a non-literal seed, reads an attribute `.seed`
-  (`args.seed`, `cfg.seed`), takes a `seed` parameter or defines a `--seed` option;
-  SEED(all) counts every new constant;
+  at hand: the file, or a project module that imports it (directly or through others), has
+  a seeding call with a non-literal seed, reads an attribute `.seed` (`args.seed`,
+  `cfg.seed`), takes a `seed` parameter or defines a `--seed` option; SEED(all) counts
+  every new constant;
 - tests: edited test files (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`);
 - I001+ / E501+: ruff findings the fixes add (`ruff check --select I001,E501` at the
   project's line length, before vs after, counted per file); fmt+: changed files that
@@ -422,7 +422,6 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
         for m in module_names(rel, [folder]):
             beside.setdefault((folder, m), set()).add(rel)
     importers: dict[str, set] = {rel: set() for rel in before}
-    deps: dict[str, set] = {rel: set() for rel in before}
     for rel, t in trees.items():
         if t is None or TEST_PATH.search(rel):
             continue
@@ -431,7 +430,6 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
             for target in by_name.get(m, set()) | beside.get((folder, m), set()):
                 if target != rel:
                     importers[target].add(rel)
-                    deps[rel].add(target)
     # Hydra imports what a `_target_` names, in the programs that instantiate configurations
     users = {rel for rel, data in before.items() if b"hydra" in data and (b"instantiate(" in data or b"hydra.main" in data)}
     for names in hydra_targets(origin).values():
@@ -441,15 +439,16 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
     seeds = {rel: bool(t is not None and user_seed(t)) for rel, t in trees.items()}
 
     def seed_at_hand(rel: str) -> bool:
-        """The file, a module it imports (its argument parser, its config), or a module that
-        imports it, directly or through others, has the user's seed."""
+        """The file, or a module that imports it (directly or through others), has the
+        user's seed. (A module it imports does not count: another program's `--seed` in
+        a training script that an evaluation script imports a class from is not its seed.)"""
         seen, todo = set(), [rel]
         while todo:
             cur = todo.pop()
             if cur in seen:
                 continue
             seen.add(cur)
-            if seeds.get(cur) or any(seeds.get(dep) for dep in deps.get(cur, ())):
+            if seeds.get(cur):
                 return True
             todo.extend(importers.get(cur, ()))
         return False

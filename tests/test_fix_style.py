@@ -232,3 +232,20 @@ def test_an_added_function_keeps_two_blank_lines_before_the_code_after_it():
     src = "import torch\n\n\nnames = sorted(dir(torch))\n"
     out = apply(src, InsertStatements("after-imports", "def seed_worker(worker_id):\n    pass\n"))
     assert out == "import torch\n\n\ndef seed_worker(worker_id):\n    pass\n\n\nnames = sorted(dir(torch))\n"
+
+
+def test_statements_under_a_condition_join_an_if_with_that_condition_next_to_them():
+    src = textwrap.dedent("""\
+        def main_worker(gpu, args):
+            if args.seed is not None:
+                cudnn.deterministic = True
+            args.gpu = gpu
+        """)
+    out = apply(src, InsertStatements("body-start", "torch.use_deterministic_algorithms(True)", function="main_worker", guard="args.seed is not None"))
+    assert out == textwrap.dedent("""\
+        def main_worker(gpu, args):
+            if args.seed is not None:
+                cudnn.deterministic = True
+                torch.use_deterministic_algorithms(True)
+            args.gpu = gpu
+        """)

@@ -306,6 +306,13 @@ class Planner:
             block, ctx, style = self.module, self._module_level(index), "section"
         else:
             raise FixError(code, f"unknown insertion point `{edit.where}`")
+        guard = edit.guard
+        if guard:
+            inside = self._same_guard(block, index, guard)
+            if inside is not None:
+                # an `if` with the same condition right there (the user's, or one a previous
+                # run added): the statements join its end instead of a second `if`
+                block, index, guard, style = inside, len(inside.body), "", "plain"
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
         stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
         indent = self._block_indent(block)
@@ -317,7 +324,21 @@ class Planner:
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=edit.guard))
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=guard))
+
+    def _same_guard(self, block: cst.CSTNode, index: int, guard: str) -> Optional[cst.IndentedBlock]:
+        """The body of an `if <guard>:` (no `else`) just before or at `index` in `block`."""
+        body = getattr(block, "body", ())
+        if not isinstance(body, (list, tuple)):
+            return None
+        for j in (index - 1, index):
+            stmt = body[j] if 0 <= j < len(body) else None
+            if (
+                isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock)
+                and self.module.code_for_node(stmt.test).strip() == guard.strip()
+            ):
+                return stmt.body
+        return None
 
     def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
         """Whether the block already holds every statement to insert (the fix was applied,

@@ -1,7 +1,7 @@
 """Review `repro-lint --fix` on real repositories the way a maintainer reviews a pull request.
 
-    python bench/review_fixes.py [--repos /tmp/repos/fixstyle] [--list bench/review_repos.txt]
-                                 [--mirrors /work/.mirror] [--src SRC] [--out DIR] [--only NAME,...]
+    python bench/review_fixes.py [--repos DIR] [--list bench/review_repos.txt] [--mirrors DIR]
+                                 [--src SRC] [--out DIR] [--only NAME,...]
 
 Each repository of the list (a plain checkout under `--repos/NAME`; with `--mirrors` a
 missing one is extracted from a fetched bare mirror `MIRRORS/OWNER+REPO/repo` at the
@@ -522,7 +522,7 @@ def table(results: list[Result]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repos", type=Path, default=Path("/tmp/repos/fixstyle"), help="folder of checkouts, one per list name")
+    p.add_argument("--repos", type=Path, default=Path(tempfile.gettempdir()) / "repos" / "review", help="folder of checkouts, one per list name")
     p.add_argument("--list", type=Path, default=HERE / "review_repos.txt")
     p.add_argument("--mirrors", type=Path, help="extract missing checkouts from fetched mirrors here")
     p.add_argument("--src", type=Path, default=SRC, help="the repro-lint sources to test (a checkout's src, beside its rules/)")

@@ -40,6 +40,7 @@ _Name = ast.Name
 _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
+_NO_NAMES: frozenset = frozenset()
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
@@ -573,7 +574,11 @@ class Extractor:
             self.add_call(qual, None, node)
             return
         spec = m.seeders.get(qual)
-        if spec is not None:
+        if spec is not None and spec.build:
+            # building it seeds (from the framework's default seed unless the user gives one,
+            # which `seed_arguments` records): a seed, but not the user's intent
+            self.add("seed", node, sources=spec.sources, api=qual, expr=None, names=_NO_NAMES, framework=True, heuristic=False, kwargs={}, intent=False)
+        elif spec is not None:
             if spec.requires_arg and not node.args and not node.keywords:
                 return  # reseeds from entropy
             first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
@@ -635,6 +640,11 @@ class Extractor:
             self._torch_use(node)
         if qual in ("os.environ.setdefault", "os.environ.update", "os.putenv"):
             self._env_call(node, qual)
+            return
+        keyword = m.seed_arguments.get(qual)
+        if keyword is not None:
+            if get_arg(node, -1, keyword) is not None:
+                self.add("intent", node, api=qual, keyword=keyword)
             return
         if root in m.external_roots:
             return

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.syntax import NOT_LITERAL, get_arg, literal
+from repro_lint.syntax import get_arg
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program
@@ -44,8 +44,7 @@ def flags() -> dict:
     return {
         "flags": {f["name"]: f for f in data["flags"]},
         "switches": {s["name"]: s for s in data["switches"]},
-        "seed-switches": {s["name"]: s for s in data.get("seed-switches", ())},
-        "trainer": data["trainer"],
+        "trainer": catalog.load("frameworks")["trainer"],
         "cublas": data["cublas"],
     }
 
@@ -111,23 +110,13 @@ def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]
             names += [ex.text_of(t) for t in stmt.targets]
         if any(trainer["hint"] in n.lower() for n in names):
             ex.add("trainer", node, api=qual, deterministic="unknown")
-        return
-    seeder = cat["seed-switches"].get(qual)
-    if seeder is not None:
-        arg = get_arg(node, seeder["arg"], seeder["kw"])
-        value = literal(arg) if arg is not None else False
-        if value is NOT_LITERAL or value:
-            ex.add(
-                "switch", node, api=qual, sets=tuple(seeder["sets"]),
-                value=None if value is NOT_LITERAL else True, warn_only=False,
-            )
 
 
 @functools.lru_cache(maxsize=1)
 def _call_names() -> frozenset:
     cat = flags()
     trainer = cat["trainer"]
-    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"], *cat["seed-switches"]]
+    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"]]
     return frozenset(q.rpartition(".")[2] for q in quals)
 
 
@@ -278,7 +267,9 @@ def _shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
     (the per-event form of `Program.has_intent`)."""
     m = ctx.index.m
     if ev.kind in ("seed", "seedcand"):
-        return bool(ctx.index.seed_sources(info, ev))
+        return bool(ctx.index.seed_sources(info, ev)) and ev.data.get("intent", True)
+    if ev.kind == "intent":
+        return True
     if ev.kind == "flag":
         spec = m.flags.get(ev.data["name"], {})
         return ev.data["value"] is None or ev.data["value"] == spec.get("deterministic")

@@ -22,7 +22,7 @@ from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_plain, to_plain
-from repro_lint.project import Discovery, FolderResolver, find_root, is_test_path, module_name
+from repro_lint.project import Discovery, FolderResolver, find_root, mark_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
 
 # Below this many files to extract, worker start-up costs more than it saves.
@@ -204,11 +204,11 @@ def display_rel(path: Path, root: Path) -> str:
 
 
 def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
-    """Set `is_test` from each file's path (a resolved-path key) relative to the root."""
+    """Set `is_test` and `never_entry` from each file's path (a resolved-path key) relative to the root."""
     prefix = root.as_posix().rstrip("/") + "/"
     for k, info in infos.items():
         rel = k if os.sep == "/" else Path(k).as_posix()
-        info.is_test = is_test_path(rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
+        mark_path(info, rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
 
 
 @contextlib.contextmanager
@@ -565,7 +565,7 @@ def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleIn
     load_rules()
     module, is_package = module_name(path, root)
     info = _safe_extract(display_path(path), module, is_package, data, cfg.matcher_key())
-    info.is_test = is_test_path(display_rel(path, root))
+    mark_path(info, display_rel(path, root))
     return info
 
 

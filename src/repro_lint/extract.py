@@ -77,6 +77,9 @@ class Extractor:
         self.torch_used_scopes: set[str] = set()
         # names bound to optimizer objects, per scope (for `opt.step()`)
         self.optimizer_names: set[str] = set()
+        # names bound to the result of calling a project name (maybe an instance of a project
+        # class), per scope: the callee's qualified name
+        self.call_results: dict[str, str] = {}
 
     # -- positions ---------------------------------------------------------------
     def col(self, line: int, col: int) -> int:
@@ -341,19 +344,20 @@ class Extractor:
                         self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
             if tv is ast.Call:
                 qual = self.r.qualify(value.func)  # type: ignore[union-attr]
-                if qual and self.m.is_optimizer(qual):
-                    self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
-                # a drawn value kept in a name (for the draw-then-seed-with-it idiom)
-                events = self.info.events.get(self.scope)
-                if not events or events[-1].line < value.lineno:  # type: ignore[union-attr]
-                    return  # no event on this line
-                for ev in reversed(events):
-                    if ev.line < value.lineno:
-                        break  # events are recorded in statement order: the rest come before
-                    if ev.kind == "draw" and ev.line == value.lineno and ev.col == self.col(value.lineno, value.col_offset):
-                        ev.data["assigned"] = target.id
-                        break
+                if qual:
+                    if self.m.is_optimizer(qual):
+                        self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
+                    elif qual.split(".", 1)[0] not in self.m.external_roots:
+                        self.call_results[target.id] = qual  # type: ignore[attr-defined]
+            elif self.call_results:
+                self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
+            if value is not None and tv is not _Name and tv is not _Constant:
+                self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
         elif isinstance(target, ast.Attribute):
+            if value is not None and tv is not _Name and tv is not _Constant:
+                dotted = self.r_dotted(target)
+                if dotted:
+                    self._mark_assigned(value, dotted)
             qual = self.r.qualify(target)
             if qual is None:
                 return
@@ -370,6 +374,34 @@ class Extractor:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
+
+    def _mark_assigned(self, value: ast.AST, name: str) -> None:
+        """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
+        seed and then seeds with it."""
+        events = self.info.events.get(self.scope)
+        line = value.lineno  # type: ignore[attr-defined]
+        if not events or events[-1].line < line:
+            return  # no event in this statement's value
+        start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
+        end_line = value.end_lineno or line  # type: ignore[attr-defined]
+        end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
+        for ev in reversed(events):
+            if ev.line < line:
+                break  # events are recorded in statement order: the rest come before
+            if ev.kind == "draw" and start <= (ev.line, ev.col) <= end:
+                ev.data["assigned"] = name
+
+    @staticmethod
+    def r_dotted(node: ast.AST) -> Optional[str]:
+        """`opt.seed`: the dotted text of a Name/Attribute chain, else None."""
+        parts: list[str] = []
+        while type(node) is _Attribute:
+            parts.append(node.attr)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        if type(node) is not _Name:
+            return None
+        parts.append(node.id)  # type: ignore[attr-defined]
+        return ".".join(reversed(parts))
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
@@ -426,13 +458,14 @@ class Extractor:
         if is_hydra:
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results)
         self.prefix = [*self.prefix, node.name]
         self.scope = qual
         self.func = info
         self.class_stack = []
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
+        self.call_results = {}
         bindings = self.r.push().bindings
         for name in params:
             bindings[name] = UNKNOWN
@@ -442,7 +475,7 @@ class Extractor:
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:
@@ -582,7 +615,7 @@ class Extractor:
             if spec.requires_arg and not node.args and not node.keywords:
                 return  # reseeds from entropy
             first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
-            names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
+            names = _names_in(node)
             kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
             self.add(
                 "seed", node, sources=spec.sources, api=qual, expr=self.text_of(first) if first is not None else None,
@@ -606,9 +639,11 @@ class Extractor:
         src = m.shuffling_loaders.get(qual)
         if src is not None:
             shuffle = get_arg(node, 2, "shuffle")
-            sampler = get_arg(node, 3, "sampler")
-            batch_sampler = get_arg(node, 4, "batch_sampler")
-            if shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None and sampler is None and batch_sampler is None:
+            if (
+                shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None
+                and _sampler_may_be_none(get_arg(node, 3, "sampler"), shuffle)
+                and _sampler_may_be_none(get_arg(node, 4, "batch_sampler"), shuffle)
+            ):
                 self.add("draw", node, source=src, api=qual, assigned=None)
             return
         gen = m.generators.get(qual)
@@ -654,7 +689,7 @@ class Extractor:
 
     def _seed_candidate(self, node: ast.Call, target: str) -> None:
         first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
-        names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
+        names = _names_in(node)
         self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names)
 
     def _torch_use(self, node: ast.AST) -> None:
@@ -722,6 +757,35 @@ class Extractor:
             val = node.args[1] if len(node.args) > 1 else None
             lit = literal(val) if val is not None else None
             self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
+
+
+def _names_in(call: ast.Call) -> frozenset:
+    """The names and dotted attribute chains (`opt.seed`) a call's arguments read."""
+    out = set()
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for n in ast.walk(arg):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                dotted = Extractor.r_dotted(n)
+                if dotted:
+                    out.add(dotted)
+    return frozenset(out)
+
+
+def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
+    """Whether a loader's `sampler=` may leave the order to `shuffle` (the loader then draws
+    it): none given, a literal None, a conditional with a None branch, or the expression that
+    `shuffle` tests for None (`shuffle=(sampler is None), sampler=sampler`)."""
+    if sampler is None or literal(sampler) is None:
+        return True
+    if isinstance(sampler, ast.IfExp):
+        return _sampler_may_be_none(sampler.body, shuffle) or _sampler_may_be_none(sampler.orelse, shuffle)
+    if isinstance(shuffle, ast.Compare) and len(shuffle.ops) == 1 and isinstance(shuffle.ops[0], ast.Is):
+        sides = (shuffle.left, shuffle.comparators[0])
+        text = ast.dump(sampler)
+        return any(literal(a) is None and ast.dump(b) == text for a, b in (sides, sides[::-1]))
+    return False
 
 
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:

@@ -588,7 +588,7 @@ class ProjectIndex:
         return [info for info in self.modules.values() if self.is_entry_point(info)]
 
     def is_entry_point(self, info: ModuleInfo) -> bool:
-        if info.is_test:
+        if info.is_test or info.never_entry:
             return False
         imported = bool(self.importers.get(info.module))
         if info.hydra_mains:

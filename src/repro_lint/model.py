@@ -114,6 +114,7 @@ class ModuleInfo:
         self.is_package = is_package
         self.digest = ""
         self.is_test = False
+        self.never_entry = False  # setup.py, a package's __init__.py, ...: never a program
         # (kind, message, line, col) for files that could not be read or parsed.
         self.error: Optional[tuple[str, str, int, int]] = None
         # (qualified name, line, col, end_line, end_col, scope) for every import.

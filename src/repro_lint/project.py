@@ -5,11 +5,14 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import pathspec
 
 from repro_lint import catalog
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro_lint.model import ModuleInfo
 
 
 def find_root(paths: Iterable[Path]) -> Path:
@@ -47,10 +50,17 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
     return ".".join(parts), is_package
 
 
-def is_test_path(rel: str) -> bool:
-    globs = catalog.load("program")["test-globs"]
+def _matches(rel: str, key: str) -> bool:
+    globs = catalog.load("program")[key]
     name = rel.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
+
+
+def mark_path(info: "ModuleInfo", rel: str) -> None:
+    """Set what a file's path (relative to the root, with "/") says about its module: a test
+    file, or a module that is never an entry point (`setup.py`, a docs `conf.py`, ...)."""
+    info.is_test = _matches(rel, "test-globs")
+    info.never_entry = info.is_package or _matches(rel, "never-entry-globs")
 
 
 class FolderResolver:

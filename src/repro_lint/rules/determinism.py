@@ -318,8 +318,11 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
                 best = (ev.pos, ev)
         for call, keys in ctx.index.callees(entry, scope):
             pos = (call[2], call[3])
+            # a helper that shows intent, or the call that hands over to another module's code
+            # that does (a launcher's `main.main(args)`)
             if (best is None or pos < best[0]) and any(
-                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k) and not ctx.index.effects(k).draws
+                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k)
+                and (not ctx.index.effects(k).draws or ctx.index.scope_of(k)[0] != entry.module)
                 for k in keys
             ):
                 best = (pos, tuple(call[2:6]))
@@ -439,13 +442,18 @@ def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]
     if not st.intent:
         return
     for info, _, ev in st.wrong.get(CUDNN_BENCHMARK, []):
-        if ev.kind != "flag" or ev.data["value"] is not True:
+        if ev.kind == "flag" and ev.data["value"] is True:
+            what, fix = "`torch.backends.cudnn.benchmark = True`", "set `torch.backends.cudnn.benchmark` to False"
+        elif ev.kind == "switch" and ev.data.get("keyword"):  # a framework keyword: `Trainer(benchmark=True)`
+            what = f"`{ev.data['api'].rsplit('.', 1)[-1]}({ev.data['keyword']}=True)` (which sets `torch.backends.cudnn.benchmark`)"
+            fix = f"pass {ev.data['keyword']}=False"
+        else:
             continue
         yield ctx.finding(
             "RPL402", info, ev,
-            "`torch.backends.cudnn.benchmark = True` makes cuDNN time several convolution algorithms and keep "
+            f"{what} makes cuDNN time several convolution algorithms and keep "
             "the fastest, which can differ from run to run and gives different results",
-            fix=_value_fix(ev, "value_span", "False", "set `torch.backends.cudnn.benchmark` to False"),
+            fix=_value_fix(ev, "value_span", "False", fix),
         )
 
 
@@ -545,8 +553,8 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     )
     wrong = st.wrong.get(variable, [])
     for (info, _, ev), _ in st.enabling:
-        if ev.kind != "switch" or ev.data["api"] not in flags()["switches"] or variable in ev.data["sets"]:
-            continue  # framework switches set the variable themselves
+        if ev.kind != "switch" or variable in ev.data["sets"]:
+            continue  # framework switches that set the variable themselves
         api = ev.data["api"]
         if wrong:
             winfo, _, wev = wrong[0]

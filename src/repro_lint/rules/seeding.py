@@ -285,6 +285,7 @@ def _seeding_names(ctx: Context) -> frozenset:
 
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    order = {s: i for i, s in enumerate(ctx.index.m.sources)}
     bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
     for scopes in bodies:
         if not _may_seed(ctx, info, scopes):
@@ -298,10 +299,12 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 for src in item[2]:
                     first_seed.setdefault(src, item)
         reported: set[str] = set()
+        # one finding per line: the first draw on it, with every source first drawn there
+        per_line: dict[int, tuple] = {}
         for pos, kind, srcs, at, name in items:
             if kind != "draw":
                 continue
-            for src in sorted(srcs):
+            for src in sorted(srcs, key=lambda s: order.get(s, 99)):
                 seed = first_seed.get(src)
                 if seed is None or seed[0] <= pos or src in reported:
                     continue
@@ -311,14 +314,22 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 ):
                     continue  # `seed = random.randint(...)` then `random.seed(seed)`
                 reported.add(src)
-                seed_line = seed[0][0]
-                what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
-                yield ctx.finding(
-                    "RPL103", info, at,
-                    f"{what} draws from {source_label(src)} RNG before it is seeded on line {seed_line}; "
-                    "this draw is not covered by the seed",
-                    [Related(location(info, seed[3]), f"{src} is seeded here")],
-                )
+                per_line.setdefault(pos[0], (at, name, []))[2].append((src, seed))
+        for at, name, drawn in per_line.values():
+            what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
+            lines = sorted({seed[0][0] for _, seed in drawn})
+            if len(drawn) == 1:
+                rngs, it = f"{source_label(drawn[0][0])} RNG", "it is"
+            else:
+                labels = [source_label(src) for src, _ in drawn]
+                rngs, it = f"{', '.join(labels[:-1])} and {labels[-1]} RNGs", "they are"
+            where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(str(n) for n in lines)
+            yield ctx.finding(
+                "RPL103", info, at,
+                f"{what} draws from {rngs} before {it} seeded on {where}; "
+                f"{'this draw is' if len(drawn) == 1 else 'these draws are'} not covered by the seed",
+                [Related(location(info, seed[3]), f"{src} is seeded here") for src, seed in drawn],
+            )
 
 
 # -- RPL104 ---------------------------------------------------------------------------

@@ -132,6 +132,10 @@ class ProjectIndex:
         if hit is not None:
             return hit
         out: tuple[str, ...] = ()
+        if qual in self.m.factories:
+            # `hydra.utils.instantiate(cfg.x)` builds what a config names: any of them
+            out = self._resolve_cache[key] = self._configured()
+            return out
         for cand in self._candidates(qual, ctx):
             if cand in self.functions:
                 out = (cand,)
@@ -552,6 +556,17 @@ class ProjectIndex:
         hit = self._config_names.get(str(folder))
         if hit is None:
             hit = self._config_names[str(folder)] = hydra_configs.config_targets(folder, self._config_pattern)
+        return hit
+
+    def _configured(self) -> tuple[str, ...]:
+        """Project functions (and classes' protocol methods) that any Hydra main's configs name."""
+        hit = self.__dict__.get("_configured_keys")
+        if hit is None:
+            keys: dict[str, None] = {}
+            for info in self.modules.values():
+                for q in info.hydra_mains:
+                    keys.update(dict.fromkeys(self.hydra_targets(info, info.functions[q])))
+            hit = self.__dict__["_configured_keys"] = tuple(keys)
         return hit
 
     def _config_loads(self) -> dict[str, set[str]]:

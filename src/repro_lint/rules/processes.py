@@ -395,6 +395,8 @@ def _main_effects(ctx: Context, info: ModuleInfo, main: str) -> tuple[set, set]:
     seeds: set = set()
     settings: set = set()
     for mod, scope in index.reach([(info.module, main)]):
+        if mod == info.module and scope in (MODULE_SCOPE, MAIN_SCOPE):
+            continue  # the module importing itself (`from train import Workspace`) is not the main's code
         mi = index.modules[mod]
         for ev in mi.events.get(scope, ()):
             if ev.kind in ("seed", "seedcand"):

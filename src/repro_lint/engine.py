@@ -178,10 +178,13 @@ class PathError(Exception):
     """A path given on the command line does not exist."""
 
 
-def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path], list[Path]]:
-    """(every project file for the index, the files to report on)."""
+def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[list] = None) -> tuple[list[Path], list[Path]]:
+    """(every project file for the index, the files to report on); `side` receives the
+    project's other files that rules read (`project.is_side_file`)."""
     disc = Discovery(root, list(cfg.exclude) + list(cfg.extend_exclude))
     project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
+    if side is not None:
+        side.extend(disc.side_files)
     targets: list[Path] = []
     for p in paths:
         if not p.exists():
@@ -255,7 +258,8 @@ def _run_check(
     load_rules()
     key = cfg.matcher_key()
     matchers = get_matchers(*key)
-    project_files, target_files = collect_files(paths, cfg, root)
+    side_files: list[str] = []
+    project_files, target_files = collect_files(paths, cfg, root, side_files)
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
@@ -281,7 +285,7 @@ def _run_check(
 
     cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
     run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root))).encode(),
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root, side_files))).encode(),
         digest_size=16,
     ).hexdigest()
     cached_results = cache.load("results")
@@ -330,13 +334,14 @@ def _run_check(
     return report
 
 
-def _side_inputs(root: Path) -> list:
-    """Digests of the non-Python files rules read (the torch requirement RPL404 is keyed on):
-    cached results must not outlive a change to them."""
+def _side_inputs(root: Path, side_files: list[str]) -> list:
+    """Digests of the non-Python files rules read (the torch requirement RPL404 is keyed on,
+    the Hydra configs that programs reach through): cached results must not outlive a change
+    to them. `side_files` are those discovery saw; the root's pyproject.toml always counts."""
     out = []
-    for path in [root / "pyproject.toml", *sorted(root.glob("requirements*.txt"))]:
+    for path in sorted({str(root / "pyproject.toml"), *side_files}):
         try:
-            out.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
+            out.append((path, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()))
         except OSError:
             continue
     return out

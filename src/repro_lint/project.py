@@ -63,6 +63,19 @@ def mark_path(info: "ModuleInfo", rel: str) -> None:
     info.never_entry = info.is_package or _matches(rel, "never-entry-globs")
 
 
+_SIDE_SUFFIXES = (".yaml", ".yml", ".toml", ".cfg", ".txt")
+
+
+def is_side_file(folder: str, name: str) -> bool:
+    """A file besides the Python sources whose content findings depend on: a torch requirement
+    (pyproject.toml, setup.cfg, requirements files, conda environments) or a Hydra config."""
+    if name.endswith((".yaml", ".yml")):
+        return True
+    if name in ("pyproject.toml", "setup.cfg"):
+        return True
+    return name.endswith(".txt") and (name.startswith("requirements") or os.path.basename(folder) == "requirements")
+
+
 class FolderResolver:
     """`Path.resolve`, with each folder resolved once: a project asks for every file in it,
     and resolving costs a system call per path component."""
@@ -94,6 +107,8 @@ class Discovery:
         self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
         self._gitignores: dict[str, Optional[pathspec.PathSpec]] = {}
         self.resolve = FolderResolver()
+        # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
+        self.side_files: list[str] = []
 
     def _gitignore(self, rel_folder: str) -> Optional[pathspec.PathSpec]:
         """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
@@ -176,6 +191,9 @@ class Discovery:
                     if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
                         continue
                     subfolders.append(sub)
+                elif name.endswith(_SIDE_SUFFIXES) and is_side_file(folder, name):
+                    if rel_folder is not None and not self._ignored_rel(rel_folder + name, False):
+                        self.side_files.append(entry.path)
                 elif name.endswith((".py", ".pyi")):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)

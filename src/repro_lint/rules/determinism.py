@@ -15,6 +15,7 @@ import ast
 import functools
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
@@ -372,21 +373,24 @@ def cublas_edit() -> InsertStatements:
     return InsertStatements("after-imports", flags()["cublas"]["code"], key=KEY_CUBLAS)
 
 
-_TARGETS: "weakref.WeakKeyDictionary[Any, Target]" = weakref.WeakKeyDictionary()
+_TARGETS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
-def _target(ctx: Context) -> Target:
-    """The targeted torch releases (read once per project index: it reads files)."""
-    hit = _TARGETS.get(ctx.index)
+def _target(ctx: Context, program: Optional[Program] = None) -> Target:
+    """The torch releases a program targets (read once per folder and project index: it
+    reads files): the requirement nearest its entry module."""
+    per_folder = _TARGETS.setdefault(ctx.index, {})
+    start = Path(program.entry.path).resolve().parent if program is not None and ctx.index.root is not None else None
+    hit = per_folder.get(start)
     if hit is None:
-        hit = _TARGETS[ctx.index] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root)
+        hit = per_folder[start] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root, start)
     return hit
 
 
-def cublas_needed(ctx: Context, st: State) -> bool:
+def cublas_needed(ctx: Context, st: State, program: Optional[Program] = None) -> bool:
     """The targeted releases check CUBLAS_WORKSPACE_CONFIG and the program does not set it."""
     cublas = flags()["cublas"]
-    return _target(ctx).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
+    return _target(ctx, program).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
 
 
 def _warn_only(ctx: Context) -> bool:
@@ -516,7 +520,7 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
         code = switch["code-warn-only"] if warn else switch["code"]
         point = insert_point(ctx, program, after_flags=True)
         edits = (InsertStatements(code=code + "\n", key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS, **point),)
-        if cublas_needed(ctx, st) and flags()["cublas"]["variable"] not in st.wrong:
+        if cublas_needed(ctx, st, program) and flags()["cublas"]["variable"] not in st.wrong:
             edits += (cublas_edit(),)
         description = "turn deterministic algorithms on after the cuDNN flags"
     info, at = finding_site(ctx, program)
@@ -543,7 +547,7 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     variable = cublas["variable"]
     if not st.enabling or variable in st.covered:
         return
-    target = _target(ctx)
+    target = _target(ctx, program)
     if not target.admits_before(cublas["removed-in"]):
         return
     values = " or ".join(repr(v) for v in cublas["values"])

@@ -14,7 +14,7 @@ from sys import intern
 from typing import Any, Callable, Optional
 
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_CALL, SELF_CALL, SELF_REF, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
 from repro_lint.sourcetext import decode_source, parse_noqa, split_lines
 from repro_lint.syntax import LEAF_TYPES, NOT_LITERAL, call_order, get_arg, has_kwargs, iter_calls, literal
@@ -41,6 +41,12 @@ _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
+# ModuleInfo.extra keys: per scope, the (first, last) lines of `with torch.no_grad():` blocks;
+# objects built into a container under a literal key, by the position of the building call:
+# (container name, key); and calls of such items: (scope, container name, key, line, no_grad)
+NO_GRAD_SPANS = "no_grad_spans"
+STORES = "stored_objects"
+ITEM_CALLS = "item_calls"
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
@@ -282,6 +288,8 @@ class Extractor:
                     grad_off = 1
                 if item.optional_vars is not None:
                     self._bind_targets(item.optional_vars)
+            if grad_off:  # where in this scope no gradient flows (read by RPL405)
+                self.info.extra.setdefault(NO_GRAD_SPANS, {}).setdefault(self.scope, []).append((stmt.lineno, stmt.end_lineno))
             self.no_grad += grad_off
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.no_grad -= grad_off
@@ -353,6 +361,10 @@ class Extractor:
                 self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
             if value is not None and tv is not _Name and tv is not _Constant:
                 self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                if tv is ast.Dict:  # `postprocessors = {"bbox": PostProcess()}`
+                    for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
+                        if type(v) is ast.Call and k is not None:
+                            self._stored(target, k, v)
         elif isinstance(target, ast.Attribute):
             if value is not None and tv is not _Name and tv is not _Constant:
                 dotted = self.r_dotted(target)
@@ -365,6 +377,8 @@ class Extractor:
                 lit = literal(value)
                 self.add("flag", target, name=qual, value=None if lit is NOT_LITERAL else lit, assign=self.span(stmt))
         elif isinstance(target, ast.Subscript):
+            if tv is ast.Call:  # `postprocessors["segm"] = PostProcessSegm()`
+                self._stored(target.value, target.slice, value)  # type: ignore[arg-type]
             qual = self.r.qualify(target.value)
             if qual == "os.environ":
                 key = literal(target.slice)
@@ -374,6 +388,14 @@ class Extractor:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
+
+    def _stored(self, container: ast.AST, key: ast.AST, call: ast.Call) -> None:
+        """An object built by `call` kept under a literal key of a container: it runs (its
+        `forward`, `__call__`) where that container's item is called (see `item calls`)."""
+        name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None  # type: ignore[attr-defined]
+        key_value = literal(key)
+        if name and isinstance(key_value, str):
+            self.info.extra.setdefault(STORES, {})[(call.lineno, self.col(call.lineno, call.col_offset))] = (name, key_value)
 
     def _mark_assigned(self, value: ast.AST, name: str) -> None:
         """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
@@ -529,6 +551,12 @@ class Extractor:
                 qual = self.r.qualify(func)
         else:
             last = None
+            if tf is ast.Subscript:  # `postprocessors["segm"](...)`: an item of a container called
+                container = func.value  # type: ignore[attr-defined]
+                name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None
+                key = literal(func.slice)  # type: ignore[attr-defined]
+                if name and isinstance(key, str):
+                    self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
         m = self.m
         if qual is not None:
             self._resolved_call(node, qual)
@@ -568,7 +596,8 @@ class Extractor:
                 if self.r.scope.lookup(v.id) is not None:
                     self._maybe_ref(v)
             elif ta is _Attribute:
-                self._maybe_ref(v)
+                if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
+                    self._method_ref(v)
         for hook in self.hooks_for.get(last, self.hooks_any):  # type: ignore[arg-type]
             hook(self, node, qual)
 
@@ -589,11 +618,23 @@ class Extractor:
             return None
         return kind + self.scope.rpartition(".")[0]
 
-    def _maybe_ref(self, arg: ast.AST) -> None:
-        """A name or attribute passed as an argument (the caller checked the type)."""
+    def _maybe_ref(self, arg: ast.AST) -> bool:
+        """A name or attribute passed as an argument (the caller checked the type); False
+        when it does not resolve."""
         qual = self.r.qualify(arg)
         if qual and qual.split(".", 1)[0] not in self.m.external_roots:
             self.add_call(qual, REF_CALL, arg)
+        return qual is not None
+
+    def _method_ref(self, arg: ast.Attribute) -> None:
+        """A method of an object handed over as a callback (`collate_fn=self.collate`)."""
+        marker = self._receiver_class(arg.value)
+        if marker is not None:
+            if marker.startswith(SUPER_CALL):
+                return
+            self.add_call(SELF_REF + marker.partition(":")[2], arg.attr, arg)
+        else:
+            self.add_call(NAME_REF, arg.attr, arg)
 
     def _resolved_call(self, node: ast.Call, qual: str) -> None:
         m = self.m

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Optional
 
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, FunctionInfo, ModuleInfo
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
 
@@ -265,7 +265,7 @@ class ProjectIndex:
         hit = self._method_cache.get(key)
         if hit is not None:
             return hit
-        if marker is not None:
+        if marker is not None and marker != NAME_REF:
             kind, _, cls = marker.partition(":")
             cls_key = f"{info.module}.{cls}" if info.module else cls
             out = self._class_lookup(cls_key, method, kind == "@super")
@@ -525,7 +525,7 @@ class ProjectIndex:
         ids = self._ref_ids
         out: dict = {}
         for call, keys in self.callees(mod, ref[1]):
-            if call[0] is None and len(keys) > 1:
+            if (call[0] is None or call[0] == NAME_REF) and len(keys) > 1:
                 # a call by method name fans out to many functions, the same for every
                 # caller in this module: the walk expands each group once
                 group = (call[1], ref[0])
@@ -621,15 +621,18 @@ class ProjectIndex:
         event_ids = [i for i in order if flags[i]]
         # frameworks that run project hooks (`trainer.fit`): their hooks are reached too,
         # and what those reach (a hook can build more classes with hooks of their own)
+        hooks: list[ScopeRef] = []
         for _ in range(4):
             more = framework_reach.hook_starts(self, order, event_ids)
             if not more:
                 break
+            hooks += more
             order = self._bfs([*(self._refs[i] for i in order), *more], True)  # type: ignore[index]
             event_ids = [i for i in order if flags[i]]
         refs = self._refs
         program = Program(self, entry, [refs[i] for i in order])  # type: ignore[index]
         program._event_ids = event_ids
+        program.hook_starts = tuple(hooks)
         return program
 
     def _events_by_kind(self) -> list:
@@ -679,6 +682,8 @@ class Program:
         self._event_ids: Optional[list[int]] = None
         self._seeds: Optional[dict] = None
         self._draws: Optional[dict] = None
+        # framework hooks the program reaches because a framework runs them (`trainer.fit`)
+        self.hook_starts: tuple[ScopeRef, ...] = ()
 
     @functools.cached_property
     def scope_set(self) -> set[ScopeRef]:

@@ -17,6 +17,16 @@ SUPER_CALL = "@super:"
 # The method field of a recorded function reference (`pool.map(work, xs)`,
 # `atexit.register(report)`): the function is reached, but runs later, not there.
 REF_CALL = "@ref"
+# Call targets recorded for a method handed over as a callback (`collate_fn=self.collate`,
+# `collate_fn=dataset.collate`): the method field names the method, the target is the
+# marker (followed by the class, for `self`). It is reached, but not run there either.
+SELF_REF = "@selfref:"
+NAME_REF = "@ref"
+
+
+def is_reference(call: tuple) -> bool:
+    """Whether a recorded call hands a function over instead of calling it."""
+    return call[1] == REF_CALL or call[0] is not None and call[0].startswith(NAME_REF)
 
 
 class Event:

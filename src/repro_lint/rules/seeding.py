@@ -9,7 +9,7 @@ from repro_lint import catalog
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, SeedSpec
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, location, rule
 
 MAX_RELATED = 20
@@ -233,7 +233,7 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
                 if srcs:
                     items.append(((ev.line, ev.col), "seed", srcs, ev, ev.data.get("api") or ev.data.get("target")))
         for call, keys in ctx.index.callees(info, scope):
-            if call[1] == REF_CALL:
+            if is_reference(call):
                 continue  # a function handed over runs later (or elsewhere), not here
             seeds: set[str] = set()
             draws: set[str] = set()
@@ -263,7 +263,7 @@ def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
                 return True
         for call, keys in index.callees(info, scope):
             target = call[0]
-            if call[1] == REF_CALL:
+            if is_reference(call):
                 continue
             if target is None or target[0] == "@":
                 if call[1] in names:

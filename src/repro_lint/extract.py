@@ -531,12 +531,14 @@ class Extractor:
         func = node.func
         tf = type(func)
         qual: Optional[str] = None
+        local = False  # a plain name bound in a function to something unknown (a variable)
         if tf is _Name:
             last: Optional[str] = func.id  # type: ignore[attr-defined]
             scope = self.r.scope
             while scope is not None:  # Scope.lookup, written out
                 qual = scope.bindings.get(last)  # type: ignore[arg-type]
                 if qual is not None:
+                    local = not qual
                     qual = qual or None  # UNKNOWN shadows but resolves to nothing
                     break
                 scope = scope.parent
@@ -577,8 +579,9 @@ class Extractor:
             fn = self.func
             self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)  # type: ignore[attr-defined]
         elif tf is _Name:
-            # an unbound plain name: a builtin, a star import or an undefined helper
-            if m.looks_like_seeder(last):  # type: ignore[arg-type]
+            # an unbound plain name (a builtin, a star import or an undefined helper), or a
+            # variable: only the former can be a seeding helper the index does not know
+            if not local and m.looks_like_seeder(last):  # type: ignore[arg-type]
                 self._seed_candidate(node, last)  # type: ignore[arg-type]
             self.add_call(None, last, node)
         # functions handed over as arguments (callbacks) are reached too

@@ -23,10 +23,13 @@ def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -
     """Hook methods that the program made of the scopes `order` reaches through its runner
     calls and does not reach yet (`event_ids`: the numbers in `order` of scopes with events)."""
     by_kind = index._events_by_kind()
-    frameworks = {ev.data["framework"] for i in event_ids for ev in by_kind[i].get("runner", ())}
-    if not frameworks:
+    called: dict[str, set] = {}  # framework -> the runner methods called
+    for i in event_ids:
+        for ev in by_kind[i].get("runner", ()):
+            called.setdefault(ev.data["framework"], set()).add(ev.data["method"])
+    if not called:
         return []
-    runners = [r for r in index.m.runners if r.framework in frameworks]
+    runners = [r for r in index.m.runners if r.framework in called]
     refs = index._refs
     reached = {refs[i] for i in order}  # type: ignore[index]
     out: list = []
@@ -41,7 +44,7 @@ def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -
                     continue
                 for name in hit[1].methods:  # type: ignore[attr-defined]
                     key = f"{base}.{name}"
-                    if runner.is_hook(name) and key in index.functions:
+                    if runner.is_hook(name, called[runner.framework]) and key in index.functions:
                         ref = index.scope_of(key)
                         if ref not in reached:
                             reached.add(ref)

@@ -569,6 +569,13 @@ class ProjectIndex:
             hit = self.__dict__["_configured_keys"] = tuple(keys)
         return hit
 
+    def _config_loaded(self) -> set[str]:
+        """Modules some config file makes a Hydra app load."""
+        hit = self.__dict__.get("_loaded")
+        if hit is None:
+            hit = self.__dict__["_loaded"] = set().union(*self._config_loads().values())
+        return hit
+
     def _config_loads(self) -> dict[str, set[str]]:
         """Modules that config files make a module load: an object built by a config factory
         (`hydra.utils.instantiate`) is of a class the program's configs name. The module of a
@@ -605,7 +612,8 @@ class ProjectIndex:
     def is_entry_point(self, info: ModuleInfo) -> bool:
         if info.is_test or info.never_entry:
             return False
-        imported = bool(self.importers.get(info.module))
+        # a module a config names is imported by the Hydra app that instantiates it
+        imported = bool(self.importers.get(info.module)) or info.module in self._config_loaded()
         if info.hydra_mains:
             return True
         if info.main_block is not None:

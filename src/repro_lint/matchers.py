@@ -23,18 +23,19 @@ class SeederSpec:
 
 @dataclass(frozen=True)
 class Runner:
-    """A framework call that runs project hooks (frameworks.toml, `runners`)."""
+    """Framework calls that run project hooks (frameworks.toml, `runners`)."""
 
     framework: str
     packages: frozenset
-    methods: frozenset
+    methods: dict  # runner method -> the hooks only it runs
     receiver_hint: str
     bases: frozenset
     hooks: frozenset
     hook_prefixes: tuple
 
-    def is_hook(self, name: str) -> bool:
-        return name in self.hooks or name.startswith(self.hook_prefixes)
+    def is_hook(self, name: str, methods: set) -> bool:
+        """Whether a call of one of `methods` runs the hook `name`."""
+        return name in self.hooks or name.startswith(self.hook_prefixes) or any(name in self.methods.get(m, ()) for m in methods)
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,8 @@ class Matchers:
         self.config_keys = tuple(frameworks["factories"]["keys"])
         self.runners = tuple(
             Runner(
-                r["framework"], frozenset(r["packages"]), frozenset(r["methods"]), r["receiver-hint"],
-                frozenset(r["bases"]), frozenset(r["hooks"]), tuple(r["hook-prefixes"]),
+                r["framework"], frozenset(r["packages"]), {k: frozenset(v) for k, v in r["methods"].items()},
+                r["receiver-hint"], frozenset(r["bases"]), frozenset(r["hooks"]), tuple(r["hook-prefixes"]),
             )
             for r in frameworks["runners"]
         )

@@ -103,7 +103,7 @@ def _keyword_switch(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) 
 
 @functools.lru_cache(maxsize=1)
 def _runner_names() -> frozenset:
-    return frozenset(m for r in catalog.load("frameworks")["runners"] for m in r["methods"])
+    return frozenset(m for r in catalog.load("frameworks")["runners"] for m in r["methods"])  # the keys
 
 
 @functools.lru_cache(maxsize=1)

@@ -93,7 +93,7 @@ def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: s
     if has_kwargs(node):
         return False  # what `**kwargs` holds is unknown: the user's choice
     req = op.get("requires-argument")
-    if req is not None:
+    if req is not None and api in req.get("only", (api,)):
         arg = _arg(node, form, req)
         if arg is None or literal(arg) is None:
             return False

@@ -191,6 +191,14 @@ def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
         mod = index.module_of(imp[0], entry)
         if mod and mod != entry.module and leads(mod, set()):
             return imp[1:5]
+    # brought in by a config factory (`hydra.utils.instantiate`): its first call in the entry
+    # module, else the Hydra main function
+    calls = sorted(c[2:6] for scope, calls in entry.calls.items() for c in calls if c[0] in index.m.factories and (entry.module, scope) in program.scope_set)
+    if calls:
+        return tuple(calls[0])
+    for q in entry.hydra_mains:
+        fn = entry.functions[q]
+        return (fn.line, fn.col, fn.line, fn.col)
     return (1, 0, 1, 0)
 
 

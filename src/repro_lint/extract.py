@@ -523,6 +523,31 @@ class Extractor:
         self.class_stack = saved_stack
         self.func = saved_func
         self.prefix = saved_prefix
+        build = self._seeding_base(bases)
+        if build is not None and "__init__" not in methods:
+            # the inherited constructor of a framework class that seeds when built (a project
+            # subclass of transformers' Trainer): a method of its own, at the class line
+            init = f"{qual}.__init__"
+            line, col = node.lineno, self.col(node.lineno, node.col_offset)
+            self.info.functions[init] = FunctionInfo(
+                init, "__init__", line, col, node.end_lineno, ["self"], [], None, node.name, 0, line, col, False, False,
+            )
+            span = (line, col, line, col + len("class"))
+            self.info.events[init] = [Event("seed", *span, span, self._build_seed(build))]
+
+    def _seeding_base(self, bases: list[str]):
+        """The seeder spec of a base class whose construction seeds (`build`), if any."""
+        for base in bases:
+            spec = self.m.seeders.get(base)
+            if spec is not None and spec.build:
+                return spec
+        return None
+
+    @staticmethod
+    def _build_seed(spec) -> dict:
+        """A seed made by building a framework object: from the framework's default seed unless
+        the user gives one (which `seed_arguments` records), so not the user's intent."""
+        return dict(sources=spec.sources, api=spec.name, expr=None, names=_NO_NAMES, framework=True, heuristic=False, kwargs={}, intent=False)
 
     # -- calls -------------------------------------------------------------------
     def _visit_call(self, node: ast.Call) -> None:
@@ -577,7 +602,13 @@ class Extractor:
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
             fn = self.func
-            self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)  # type: ignore[attr-defined]
+            marker = self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None  # type: ignore[attr-defined]
+            if method == "__init__" and marker is not None and marker.startswith(SUPER_CALL):
+                cls = self.info.classes.get(marker[len(SUPER_CALL):])
+                build = self._seeding_base(cls.bases) if cls is not None else None
+                if build is not None:  # `super().__init__(...)` of transformers' Trainer seeds
+                    self.add("seed", node, **self._build_seed(build))
+            self.add_call(marker, method, node)
         elif tf is _Name:
             # an unbound plain name (a builtin, a star import or an undefined helper), or a
             # variable: only the former can be a seeding helper the index does not know
@@ -652,9 +683,7 @@ class Extractor:
             return
         spec = m.seeders.get(qual)
         if spec is not None and spec.build:
-            # building it seeds (from the framework's default seed unless the user gives one,
-            # which `seed_arguments` records): a seed, but not the user's intent
-            self.add("seed", node, sources=spec.sources, api=qual, expr=None, names=_NO_NAMES, framework=True, heuristic=False, kwargs={}, intent=False)
+            self.add("seed", node, **self._build_seed(spec))
         elif spec is not None:
             if spec.requires_arg and not node.args and not node.keywords:
                 return  # reseeds from entropy

@@ -20,7 +20,7 @@ from repro_lint.extract import ITEM_CALLS, NO_GRAD_SPANS, STORES
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro_lint.index import Program, ProjectIndex, ScopeRef
+    from repro_lint.index import Program, ProjectIndex
 
 # methods that run when an object is built (the rest of its protocol runs when it is used)
 _BUILD = ("__init__", "__post_init__")

@@ -115,6 +115,10 @@ def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]
             names += [ex.text_of(t) for t in stmt.targets]
         if any(trainer["hint"] in n.lower() for n in names):
             ex.add("trainer", node, api=qual, deterministic="unknown")
+        return
+    owner, _, method = qual.rpartition(".")
+    if method in trainer["builders"] and owner in trainer["classes"]:
+        ex.add("trainer", node, api=qual, deterministic="unknown")  # `Trainer.from_argparse_args(args)`
 
 
 @functools.lru_cache(maxsize=1)
@@ -122,7 +126,7 @@ def _call_names() -> frozenset:
     cat = flags()
     trainer = cat["trainer"]
     quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"]]
-    return frozenset(q.rpartition(".")[2] for q in quals)
+    return frozenset([*(q.rpartition(".")[2] for q in quals), *trainer["builders"]])
 
 
 extract.ASSIGN_HOOKS.append(_flag_value)

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Iterable, Optional
 import pathspec
 
 from repro_lint import catalog
+from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
+
+# the files checked: Python sources, stubs and Jupyter notebooks
+SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.model import ModuleInfo
@@ -47,6 +51,8 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
     is_package = bool(parts) and parts[-1] == "__init__"
     if is_package:
         parts = parts[:-1]
+    elif full.endswith(NOTEBOOK_SUFFIX) and parts:
+        parts[-1] += "-ipynb"  # no import statement can name it: nothing imports a notebook
     return ".".join(parts), is_package
 
 
@@ -56,11 +62,19 @@ def _matches(rel: str, key: str) -> bool:
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
 
 
+def is_test_path(rel: str) -> bool:
+    return _matches(rel, "test-globs")
+
+
 def mark_path(info: "ModuleInfo", rel: str) -> None:
     """Set what a file's path (relative to the root, with "/") says about its module: a test
-    file, or a module that is never an entry point (`setup.py`, a docs `conf.py`, ...)."""
+    file, a module that is never an entry point (`setup.py`, a docs `conf.py`, ...); a
+    notebook does work at top level (it runs top to bottom, and nothing imports it), which
+    makes it an entry point."""
     info.is_test = _matches(rel, "test-globs")
     info.never_entry = info.is_package or _matches(rel, "never-entry-globs")
+    if rel.endswith(NOTEBOOK_SUFFIX):
+        info.module_work = True
 
 
 _SIDE_SUFFIXES = (".yaml", ".yml", ".toml", ".cfg", ".txt")
@@ -150,10 +164,11 @@ class Discovery:
         return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
     def walk(self, path: Path, explicit: bool = True) -> Iterable[Path]:
-        """Python files under `path`, folders first-to-last in name order, a folder's files
-        before its subfolders. An explicitly named file is always included."""
+        """Python files and notebooks under `path`, folders first-to-last in name order, a
+        folder's files before its subfolders. An explicitly named one is always included (a
+        file of another kind never is)."""
         if path.is_file():
-            if explicit or (path.suffix in (".py", ".pyi") and not self._ignored(path, False)):
+            if path.name.endswith(SOURCE_SUFFIXES) and (explicit or not self._ignored(path, False)):
                 yield path
             return
         seen: set[tuple[int, int]] = set()
@@ -194,7 +209,7 @@ class Discovery:
                 elif name.endswith(_SIDE_SUFFIXES) and is_side_file(folder, name):
                     if rel_folder is not None and not self._ignored_rel(rel_folder + name, False):
                         self.side_files.append(entry.path)
-                elif name.endswith((".py", ".pyi")):
+                elif name.endswith(SOURCE_SUFFIXES):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)
                     else:

@@ -62,10 +62,6 @@ def _matches(rel: str, key: str) -> bool:
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
 
 
-def is_test_path(rel: str) -> bool:
-    return _matches(rel, "test-globs")
-
-
 def mark_path(info: "ModuleInfo", rel: str) -> None:
     """Set what a file's path (relative to the root, with "/") says about its module: a test
     file, a module that is never an entry point (`setup.py`, a docs `conf.py`, ...); a

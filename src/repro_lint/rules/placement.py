@@ -480,7 +480,7 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
         [(ev.line, (ev.line, ev.col, ev.end_line, ev.end_col)) for ev in info.events.get(scope, ())
          if ev.kind in ("seed", "seedcand") and ev.data.get("guard") == guard]
         + [(c[2], tuple(c[2:6])) for c, keys in index.callees(info, scope)
-           if c[1] != REF_CALL and any(index.effects(k).seeds for k in keys)]
+           if not is_reference(c) and any(index.effects(k).seeds for k in keys)]
     )
     best = span
     for line, found in seeds:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from repro_lint.findings import Fix
 from repro_lint.fix.apply import Planner
-from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
+from repro_lint.fix.edits import AddKeyword, InsertStatements, MoveStatements, ReplaceExpression
 from repro_lint.fix.style import Style, style_for
 
 
@@ -248,4 +248,33 @@ def test_statements_under_a_condition_join_an_if_with_that_condition_next_to_the
                 cudnn.deterministic = True
                 torch.use_deterministic_algorithms(True)
             args.gpu = gpu
+        """)
+
+
+def test_an_import_added_to_a_function_joins_its_own_imports_in_order():
+    src = textwrap.dedent("""\
+        import torch
+
+        torch.backends.cudnn.benchmark = True
+
+
+        def main(cfg):
+            from train import Workspace
+
+            Workspace(cfg).train()
+        """)
+    planner = Planner(src, "0", frozenset({"train"}), {}, Style())
+    planner.add(Fix("move", "safe", (MoveStatements(((3, 0, 3, 37),), "main", "import torch"),)), "RPL201")
+    assert planner.build() == textwrap.dedent("""\
+        import torch
+
+
+        def main(cfg):
+            import torch
+
+            from train import Workspace
+
+            torch.backends.cudnn.benchmark = True
+
+            Workspace(cfg).train()
         """)

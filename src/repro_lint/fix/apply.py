@@ -319,12 +319,28 @@ class Planner:
         stmts = [calls.wrap_statement(self.module, s, indent, self.style.line_length, self.module.default_indent) for s in stmts]
         if self._already_there(block, stmts):
             return
+        stmts = self._local_imports_apart(block, index, stmts)
+        if not stmts:
+            return
         point = self.points.get((id(block), index))
         if not edit.key and point is not None and any(
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
         self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=guard))
+
+    def _local_imports_apart(self, block: cst.CSTNode, index: int, stmts: list) -> list:
+        """Statements to insert at `index` of a function's body right after its own imports:
+        their leading imports join those imports at their sorted place (as the import sorter
+        wants a function's import block too); the rest is returned."""
+        body = getattr(block, "body", ())
+        if not isinstance(block, cst.IndentedBlock) or not (0 < index <= len(body)) or not is_import_line(body[index - 1]):
+            return stmts
+        while stmts and is_import_line(stmts[0]) and len(stmts[0].body) == 1:
+            stmt = _with_blank_prefix(stmts.pop(0), 0)
+            at, section, name = self.imports.place_in_body(list(body), index, stmt)
+            self._add_item(block, at, _Item(_IMPORTS, section, 0, [stmt], "import", section, name))
+        return stmts
 
     def _same_guard(self, block: cst.CSTNode, index: int, guard: str) -> Optional[cst.IndentedBlock]:
         """The body of an `if <guard>:` (no `else`) just before or at `index` in `block`."""
@@ -375,7 +391,7 @@ class Planner:
         stmts = []
         if edit.prelude:
             text, local = self.expand(edit.prelude, spec, ctx, local_ok=True, code=code)
-            stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+            stmts = self._local_imports_apart(block, index, _parse_statements("".join(s + "\n" for s in local) + text, code))
         self._add_item(block, index, _Item(_STATEMENTS, -1, self._next(), stmts + moved, "plain"))
 
     def _ensure_function(self, edit: EnsureFunction, spec, code: str) -> None:
@@ -516,7 +532,7 @@ class _Transformer(cst.CSTTransformer):
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
-        prev_section = sections.section_of_statement(prev) if is_module else -1
+        prev_section = sections.section_of_statement(prev) if is_module or is_import_line(prev) else -1
         for item in imports:
             stmt = item.stmts[0]
             blank = 1 if prev is not None and prev_section != item.section else 0
@@ -566,7 +582,7 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, 1)
             elif not is_module and is_import_line(last) and not is_import_line(nxt) and _blank_prefix(nxt) < 1:
                 nxt = _with_blank_prefix(nxt, 1)
-            elif is_module and not others and imports:
+            elif not others and imports and (is_module or is_import_line(nxt)):
                 nxt_section = sections.section_of_statement(nxt)
                 if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1:
                     nxt = _with_blank_prefix(nxt, 1)

@@ -253,8 +253,23 @@ class Imports:
         mine = self.section(imp.module)
         if mine == FUTURE:
             return runs[0][0][0]
-        key = self._sort_key("import", imp.module, imp.alias or "")
         run = next((r for r in runs if any(ln[1] == mine for ln in r)), runs[0])
+        return self._place_in_run(run, mine, self._sort_key("import", imp.module, imp.alias or ""))
+
+    def place_in_body(self, body: list, end: int, stmt: cst.CSTNode) -> tuple[int, int, str]:
+        """Where an import statement goes among the import lines just before index `end` of
+        a function's body (its own imports): (index, section, sort name)."""
+        section, kind, module = self.statement_section(stmt)
+        start = end
+        while start > 0 and is_import_line(body[start - 1]):
+            start -= 1
+        run = [(i, *self.statement_section(body[i])) for i in range(start, end)]
+        run = [(i, sec, k, m, self._line_key(body[i], k, m)) for i, sec, k, m in run]
+        if not run:
+            return end, section, module.lower()
+        return self._place_in_run(run, section, self._line_key(stmt, kind, module)), section, module.lower()
+
+    def _place_in_run(self, run: list, mine: int, key: tuple) -> int:
         same = [ln for ln in run if ln[1] == mine]
         if same:
             pool = same

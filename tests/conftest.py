@@ -40,3 +40,8 @@ def project(tmp_path):
 
     write.root = tmp_path
     return write
+
+
+def full(finding) -> str:
+    """A finding's message and its help line, as a user reads them together."""
+    return f"{finding.message} {finding.help or ''}"

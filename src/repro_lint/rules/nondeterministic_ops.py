@@ -18,7 +18,7 @@ from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
 from repro_lint.grad_reach import grad_scopes
 from repro_lint.index import Program
-from repro_lint.rules import Context, location, rule
+from repro_lint.rules import Context, location, rule, sentences
 from repro_lint.rules.determinism import state_of
 
 _WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
@@ -204,6 +204,8 @@ extract.CALL_HOOKS.append(_literal_call)
 
 # -- messages ------------------------------------------------------------------------------
 def explain(op: dict) -> str:
+    """The help of an RPL405 finding: what the determinism switch does about the operation,
+    and the deterministic alternative where there is one."""
     if op["with-deterministic-algorithms"] == "deterministic":
         effect = "`torch.use_deterministic_algorithms(True)` switches it to a deterministic implementation"
         if op.get("warn-only-stays-nondeterministic"):
@@ -213,8 +215,8 @@ def explain(op: dict) -> str:
             "`torch.use_deterministic_algorithms(True)` makes it raise RuntimeError (it has no deterministic "
             "implementation; with warn_only=True it only warns and stays nondeterministic)"
         )
-    alternative = f"; deterministic alternative: {op['alternative']}" if op["alternative"] else ""
-    return f"{op['summary']}, so results can differ between runs; {effect}{alternative}"
+    alternative = f"deterministic alternative: {op['alternative']}" if op["alternative"] else ""
+    return sentences("results can differ between runs", effect, alternative)
 
 
 def _pick(ops: list[dict]) -> dict:
@@ -265,7 +267,8 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         if any(op["backward-only"] for op in ops) and not gradients(info, scope):
             ops = [op for op in ops if not op["backward-only"]]
         if ops:
-            yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {explain(_pick(ops))}")
+            op = _pick(ops)
+            yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {op['summary']}", help=explain(op))
     for mod, scope in program.scopes:
         info = index.modules[mod]
         recs = info.extra.get(_WRAPPERS, {}).get(scope)
@@ -293,8 +296,9 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
                 name = key.rsplit(".", 1)[-1]
                 yield ctx.finding(
                     "RPL405", info, ev,
-                    f"`{name}(...)` passes {param}={value!r} on to `{api}(...)`: {explain(op)}",
+                    f"`{name}(...)` passes {param}={value!r} on to `{api}(...)`: {op['summary']}",
                     [Related(location(winfo, span), f"`{name}` hands `{param}` to `{api}` here")],
+                    help=explain(op),
                 )
                 break
             else:

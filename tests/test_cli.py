@@ -144,11 +144,11 @@ def test_cache_is_used_and_never_trusted_over_files(cli, project):
     r = cli(cwd=project.root)
     assert r.returncode == 0
     cache = project.root / ".repro_lint_cache"
-    assert any(cache.glob("results-*.pickle")) and any(cache.glob("facts-*.pickle"))
+    assert any(cache.glob("results-*.bin")) and any(cache.glob("facts-*.bin"))
     project("train.py", BAD)  # changed content must be re-analysed
     r = cli(cwd=project.root)
     assert r.returncode == 1
-    for f in cache.glob("*.pickle"):  # a corrupt cache is rebuilt
+    for f in cache.glob("*.bin"):  # a corrupt cache is rebuilt
         f.write_bytes(b"garbage")
     r = cli(cwd=project.root)
     assert r.returncode == 1 and "Traceback" not in r.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from repro_lint import catalog
+from repro_lint.bounded_read import TEXT_MAX_BYTES, read_regular
 from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
@@ -97,7 +98,7 @@ def _extract_job(job: tuple) -> ModuleInfo:
     if data is None:
         digest = None  # read again here: its digest is worked out again too
         try:
-            data = Path(path).read_bytes()
+            data = read_regular(path)
         except OSError as exc:
             info = ModuleInfo(display, module, is_package)
             info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
@@ -271,10 +272,11 @@ def _run_check(
     digests: dict[str, str] = {}
     for k, f in all_files.items():
         try:
-            data = f.read_bytes()
+            data = read_regular(f)
         except OSError as exc:
-            if k in target_keys:
-                report.errors.append(f"{display_path(f)}: cannot read file: {exc.strerror or exc}")
+            if k in target_keys:  # named as the project names it (a link, not what it leads to)
+                shown = display_path(f, os.path.join(resolve.folder(os.path.dirname(str(f))), f.name))
+                report.errors.append(f"{shown}: cannot read file: {exc.strerror or exc}")
             continue
         datas[k] = data
         digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -284,11 +286,10 @@ def _run_check(
         repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root))).encode(),
         digest_size=16,
     ).hexdigest()
-    cached_results = cache.load("results")
-    facts_cache: dict = {}
+    cached_results = cache.load_results(run_key)
     infos: dict[str, ModuleInfo] = {}
-    if isinstance(cached_results, dict) and cached_results.get("key") == run_key:
-        findings, errors, target_infos = cached_results["findings"], cached_results["errors"], cached_results["infos"]
+    if cached_results is not None:
+        findings, errors, target_infos = cached_results
         report.findings = findings
         report.errors.extend(errors)
         report.infos = target_infos
@@ -326,7 +327,7 @@ def _run_check(
     cache.store_facts(infos)
     # what reporting needs of each file again: its path and its noqa comments
     slim = {path: _noqa_view(info) for path, info in report.infos.items()}
-    cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": slim})
+    cache.store_results(run_key, unique, errors, slim)
     return report
 
 
@@ -336,7 +337,7 @@ def _side_inputs(root: Path) -> list:
     out = []
     for path in [root / "pyproject.toml", *sorted(root.glob("requirements*.txt"))]:
         try:
-            out.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
+            out.append((path.name, hashlib.blake2b(read_regular(path, TEXT_MAX_BYTES), digest_size=16).hexdigest()))
         except OSError:
             continue
     return out
@@ -542,7 +543,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     datas: dict[str, bytes] = {}
     for k, f in files.items():
         try:
-            data = f.read_bytes()
+            data = read_regular(f)
         except OSError:
             continue
         module, is_package = module_name(k, root, resolved=True)

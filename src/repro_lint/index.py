@@ -7,10 +7,13 @@ checking one changed file still knows that `utils.set_seed` seeds torch and nump
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
+from repro_lint import catalog
+from repro_lint.bounded_read import is_inside, read_text
 from repro_lint.matchers import Matchers
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, FunctionInfo, ModuleInfo
 
@@ -86,6 +89,7 @@ class ProjectIndex:
         self._bases_cache: dict[str, list[str]] = {}
         self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
+        self._config_names: dict[str, list[str]] = {}  # Hydra config folder -> `_target_` names
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -559,22 +563,44 @@ class ProjectIndex:
 
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
         """Project functions/classes named by `_target_:` lines in the Hydra config folder."""
-        if self.root is None or fn.hydra_config_path is None:
+        if self.root is None or not fn.hydra_config_path:
             return []
-        folder = (Path(info.path).resolve().parent / fn.hydra_config_path) if fn.hydra_config_path else None
-        if folder is None or not folder.is_dir():
-            return []
+        folder = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(info.path)), fn.hydra_config_path))
         keys: list[str] = []
-        for yml in sorted(list(folder.rglob("*.yaml")) + list(folder.rglob("*.yml"))):
-            try:
-                lines = yml.read_text(errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
-                match = _TARGET_LINE.match(line)
-                if match:
-                    keys.extend(self.resolve(match.group(1), info))
+        for name in self._config_targets(folder):
+            keys.extend(self.resolve(name, info))
         return keys
+
+    def _config_targets(self, folder: str) -> list[str]:
+        """The dotted names of the `_target_:` lines in the YAML files under `folder`, which
+        must be inside the project: a `config_path` of "/" or "../.." is not a reason to
+        read the whole file system. Links leading out of the project are not followed,
+        and only regular files of at most `TEXT_MAX_BYTES` are read."""
+        hit = self._config_names.get(folder)
+        if hit is not None:
+            return hit
+        names: list[str] = []
+        root = str(self.root)
+        skip = set(catalog.load("program")["skip-dirs"])
+        if is_inside(folder, root) and os.path.isdir(folder):
+            for here, dirs, files in os.walk(folder):
+                dirs[:] = sorted(d for d in dirs if d not in skip)
+                for file in sorted(files):
+                    if not file.endswith((".yaml", ".yml")):
+                        continue
+                    path = os.path.join(here, file)
+                    if not is_inside(os.path.realpath(path), root):
+                        continue
+                    try:
+                        text = read_text(path)
+                    except OSError:
+                        continue
+                    for line in text.splitlines():
+                        match = _TARGET_LINE.match(line)
+                        if match:
+                            names.append(match.group(1))
+        self._config_names[folder] = names
+        return names
 
     def trains(self, refs: Iterable[ScopeRef]) -> bool:
         for mod, scope in refs:

@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 import pathspec
 
 from repro_lint import catalog
+from repro_lint.bounded_read import read_text
 
 
 def find_root(paths: Iterable[Path]) -> Path:
@@ -95,7 +96,7 @@ class Discovery:
         gi = self.root / rel_folder / ".gitignore"
         if gi.is_file():
             try:
-                spec = pathspec.PathSpec.from_lines("gitwildmatch", gi.read_text(errors="replace").splitlines())
+                spec = pathspec.PathSpec.from_lines("gitwildmatch", read_text(gi).splitlines())
             except (OSError, ValueError):
                 spec = None
         self._gitignores[rel_folder] = spec

@@ -20,6 +20,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from repro_lint.bounded_read import read_text
+
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 _SPEC = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([A-Za-z0-9.*+!_-]+)\s*$")
 _RELEASE = re.compile(r"^\s*v?(?:\d+!)?(\d+(?:\.\d+)*)")
@@ -121,7 +123,7 @@ def declared(root: Path, package: str = "torch") -> list[tuple[str, Optional[tup
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            data = tomllib.loads(read_text(pyproject))
         except (OSError, tomllib.TOMLDecodeError):
             data = {}
         project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
@@ -154,7 +156,7 @@ def declared(root: Path, package: str = "torch") -> list[tuple[str, Optional[tup
                     out.append((f'{name} = "{constraint}" in pyproject.toml', _poetry_lower(constraint)))
     for req in sorted(root.glob("requirements*.txt")):
         try:
-            text = req.read_text(encoding="utf-8", errors="replace")
+            text = read_text(req)
         except OSError:
             continue
         for line in _requirement_lines(text):

@@ -139,49 +139,67 @@ _DATACLASS = "\0dataclass"
 
 
 @functools.lru_cache(maxsize=1)
-def _classes() -> dict[str, type]:
-    """The classes a results file may hold, by name: findings and the edit operations of fixes."""
+def _classes() -> dict[str, tuple[type, tuple[str, ...]]]:
+    """The classes a results file may hold, by name, with their fields: findings and the
+    edit operations of fixes."""
     from repro_lint import findings
     from repro_lint.fix import edits
 
-    out: dict[str, type] = {}
+    out: dict[str, tuple[type, tuple[str, ...]]] = {}
     for module in (findings, edits):
         for value in vars(module).values():
             if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.__name__:
-                out[f"{module.__name__}.{value.__qualname__}"] = value
+                out[f"{module.__name__}.{value.__qualname__}"] = (value, tuple(f.name for f in dataclasses.fields(value)))
     return out
 
 
+def _rebuild(name: str, values: list) -> Any:
+    """An instance of the class `name` with these field values. Its `__init__` is not run
+    (a frozen dataclass's sets each field through `object.__setattr__`, several times
+    slower): the values are what `_to_plain` read from an instance."""
+    cls, fields = _classes()[name]
+    obj = cls.__new__(cls)
+    if hasattr(obj, "__dict__"):
+        obj.__dict__.update(zip(fields, values))
+    else:
+        for field_name, value in zip(fields, values):
+            object.__setattr__(obj, field_name, value)
+    return obj
+
+
+_ATOMS = frozenset([str, int, float, bool, type(None)])
+
+
 def _to_plain(value: Any) -> Any:
-    """`value` as data `marshal` writes; a dataclass becomes (marker, class name, fields).
-    Raises ValueError for anything else."""
+    """`value` as data `marshal` writes: a dataclass of `_classes()` becomes the tuple
+    (marker, class name, *its fields in order). Raises ValueError for anything else."""
     t = type(value)
-    if t is str or t is int or value is None or t is bool or t is float:
+    if t in _ATOMS:
         return value
     if t is tuple:
-        return tuple(_to_plain(v) for v in value)
+        return tuple([_to_plain(v) for v in value])
     if t is list:
         return [_to_plain(v) for v in value]
     if t is dict:
         return {_to_plain(k): _to_plain(v) for k, v in value.items()}
     if t is frozenset and all(type(v) is str for v in value):
         return value
-    if dataclasses.is_dataclass(value):
-        name = f"{t.__module__}.{t.__qualname__}"
-        if _classes().get(name) is t:
-            return (_DATACLASS, name, {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)})
+    name = f"{t.__module__}.{t.__qualname__}"
+    known = _classes().get(name)
+    if known is not None and known[0] is t:
+        return (_DATACLASS, name, *[_to_plain(getattr(value, f)) for f in known[1]])
     raise ValueError(f"cannot cache a {t.__name__}")
 
 
 def _from_plain(value: Any) -> Any:
+    """The inverse of `_to_plain` (KeyError for a class it does not know)."""
     t = type(value)
     if t is tuple:
-        if len(value) == 3 and value[0] == _DATACLASS:
-            cls = _classes()[value[1]]  # KeyError for an unknown class: the file is ignored
-            return cls(**{k: _from_plain(v) for k, v in value[2].items()})
-        return tuple(_from_plain(v) for v in value)
+        if value and value[0] == _DATACLASS:
+            return _rebuild(value[1], [v if type(v) in _ATOMS else _from_plain(v) for v in value[2:]])
+        return tuple([v if type(v) in _ATOMS else _from_plain(v) for v in value])
     if t is list:
-        return [_from_plain(v) for v in value]
+        return [v if type(v) in _ATOMS else _from_plain(v) for v in value]
     if t is dict:
         return {k: _from_plain(v) for k, v in value.items()}
     return value
@@ -334,31 +352,40 @@ class Cache:
 
     # -- results of a whole run ------------------------------------------------------------
     def load_results(self, run_key: str) -> Optional[tuple[list, list[str], dict[str, Any]]]:
-        """(findings, error lines, per-file noqa views by displayed path) of the run with
-        `run_key`, or None."""
-        from repro_lint.model import from_plain
-
+        """(findings, error lines, per-file suppression views by displayed path) of the run
+        with `run_key`, or None."""
         frames = self._read("results")
         if not frames or len(frames) != 1:
             return None
         try:
-            header, key, findings, errors, infos = marshal.loads(frames[0])
+            header, key, findings, errors, views = marshal.loads(frames[0])
             if header != code_fingerprint() or key != run_key:
                 return None
-            return _from_plain(findings), list(errors), {path: from_plain(state) for path, state in infos.items()}
+            return _from_plain(findings), list(errors), {path: _view(path, *state) for path, state in views.items()}
         except (ValueError, EOFError, TypeError, KeyError, AttributeError):
             return None
 
-    def store_results(self, run_key: str, findings: list, errors: list[str], infos: dict[str, Any]) -> None:
-        """Store a run's findings, error lines and per-file noqa views (`load_results`)."""
-        from repro_lint.model import to_plain
-
+    def store_results(self, run_key: str, findings: list, errors: list[str], views: dict[str, Any]) -> None:
+        """Store a run's findings, error lines and, per displayed path, what reporting needs
+        of the file again (a `ModuleInfo` of which the module name, digest and `noqa`
+        comments are kept)."""
         try:
-            record = (code_fingerprint(), run_key, _to_plain(findings), list(errors), {p: to_plain(i) for p, i in infos.items()})
-            frame = marshal.dumps(record)
+            plain_views = {p: (i.module, i.is_package, i.digest, i.noqa, i.file_noqa, i.file_noqa_set) for p, i in views.items()}
+            frame = marshal.dumps((code_fingerprint(), run_key, _to_plain(findings), list(errors), plain_views))
         except ValueError:
             return
         self._write("results", [frame])
+
+
+def _view(path: str, module: str, is_package: bool, digest: str, noqa: dict, file_noqa: Any, file_noqa_set: bool) -> Any:
+    from repro_lint.model import ModuleInfo
+
+    view = ModuleInfo(path, module, is_package)
+    view.digest = digest
+    view.noqa = noqa
+    view.file_noqa = file_noqa
+    view.file_noqa_set = file_noqa_set
+    return view
 
 
 def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:

@@ -75,9 +75,10 @@ def test_results_signed_without_the_users_key_are_not_believed(cli, project):
     root = project.root
     assert cli(cwd=root).returncode == 1
     cache, record = _results_record(root)
-    marker, cls, fields = record[2][0]
-    fields = dict(fields, message="FORGED")
-    record[2] = [(marker, cls, fields)]
+    finding = list(record[2][0])  # (marker, class name, code, name, message, ...)
+    assert finding[2] == "RPL101"
+    finding[4] = "FORGED"
+    record[2] = [tuple(finding)]
     frame = marshal.dumps(tuple(record))
 
     cache.secret = os.urandom(32)  # the attacker's guess

@@ -190,6 +190,9 @@ def _fail(failure, args, report: dict[str, Any]) -> int:
 
 
 def _emit(report: dict[str, Any], args) -> None:
+    from repro_lint.probe.redact import redact_tree
+
+    report = redact_tree(report)  # the program's arguments, messages and tracebacks may hold secrets
     if args.format == "json":
         _write(json.dumps(report, indent=2) + "\n", args.output_file)
     elif args.format == "sarif":

@@ -41,7 +41,7 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-file", "-o", type=Path, help="write the report to this file")
     p.add_argument("--statistics", action="store_true", help="print counts per rule")
     p.add_argument("--no-cache", action="store_true", help="do not read or write .repro_lint_cache/")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default and maximum: number of cores)")
     p.add_argument("--config", type=Path, help="configuration file (default: pyproject.toml at the project root)")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
@@ -50,21 +50,38 @@ def check_parser() -> argparse.ArgumentParser:
     return p
 
 
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class OutputError(Exception):
+    """The report cannot be written: one line, exit 2."""
+
+
 def _write_output(text: str, path: Optional[Path]) -> None:
     if path is None:
         sys.stdout.write(text)
         return
+    shown = path
     path = path.resolve()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"repro-lint: error: cannot write {shown}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise OutputError(f"repro-lint: error: cannot write {shown}: {exc.strerror or exc}") from exc
         raise
 
 
@@ -88,6 +105,8 @@ def run_check_command(argv: list[str]) -> int:
     for p in paths:
         if not p.exists():
             raise UsageError(f"repro-lint: {p}: no such file or directory")
+    if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
+        raise UsageError(f"repro-lint: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     root = find_root(paths)
     cfg_path = args.config if args.config else find_config(root)
     try:
@@ -95,7 +114,8 @@ def run_check_command(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"repro-lint: error: {exc}", file=sys.stderr)
         return 2
-    jobs = args.jobs or os.cpu_count() or 1
+    # more processes than cores only add memory: --jobs is capped at the cores this process may use
+    jobs = min(args.jobs or usable_cores(), usable_cores())
     try:
         report = run_check(paths, cfg, root=root, jobs=jobs, use_cache=not args.no_cache, verbose=args.verbose)
     except PathError as exc:
@@ -248,7 +268,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             from repro_lint.probe.env_cli import main as env_main
 
             return env_main(rest)
-    except UsageError as exc:
+    except (UsageError, OutputError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:

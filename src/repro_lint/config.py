@@ -142,6 +142,14 @@ def load_config(path: Optional[Path], known_codes: list[str], sources: tuple[str
                 bad = [s for s in srcs if s not in sources]
                 if bad:
                     raise ConfigError(f"{path}: `{name}.\"{qual}\"`: unknown source `{bad[0]}` (known: {', '.join(sources)})")
+        if key == "seed" and not 0 <= value < 2**32:
+            raise ConfigError(f"{path}: `{name}` must be between 0 and {2**32 - 1} (what numpy's seeding accepts), got {value}")
+        if key == "target-torch-version":
+            from repro_lint.rules.torch_target import setting_error
+
+            problem = setting_error(value)
+            if problem:
+                raise ConfigError(f"{path}: `{name}`: {problem}")
         if key == "rng-consumers":
             for qual, src in value.items():
                 if src not in sources:

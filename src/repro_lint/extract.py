@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import warnings
 from sys import intern
 from typing import Any, Callable, Optional
 
@@ -755,7 +756,9 @@ def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Ma
         info.error = ("syntax-error", f"SyntaxError: {message}", 1, 0)
         return info
     try:
-        tree = ast.parse(data, filename=path)
+        with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = (exc.offset or 1) - 1

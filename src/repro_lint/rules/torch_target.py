@@ -51,6 +51,24 @@ class Target:
         return self.lower < limit
 
 
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev)\d+)*(?:\+[A-Za-z0-9.]+)?")
+
+
+def setting_error(text: str) -> Optional[str]:
+    """Why `text` is not a torch release (`2.5`, `2.5.*`) or PEP 440 specifier set
+    (`>=2.1,<3`), or None when it is one."""
+    text = text.strip()
+    if not text:
+        return "it is empty"
+    if text[0] not in "<>=!~":
+        return None if _VERSION.fullmatch(text) else f"`{text}` is not a release (such as 2.5) or a specifier set (such as >=2.1)"
+    for part in text.split(","):
+        m = _SPEC.match(part)
+        if m is None or not _VERSION.fullmatch(m.group(2)):
+            return f"`{part.strip()}` is not a version specifier (such as >=2.1)"
+    return None
+
+
 def lower_bound(specifiers: str) -> Optional[tuple[int, ...]]:
     """The lowest release a PEP 440 specifier set admits (None: unbounded below or unreadable).
 

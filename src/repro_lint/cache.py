@@ -120,10 +120,11 @@ def _read_secret(path: Path) -> Optional[bytes]:
     fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077:
-            return None  # others could read it, and then forge cache files
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        if not stat.S_ISREG(st.st_mode):
             return None
+        if os.name != "nt":  # (on Windows the folder's access control list guards it)
+            if st.st_mode & 0o077 or st.st_uid != os.getuid():
+                return None  # others could read it, and then forge cache files
         data = os.read(fd, _KEY_SIZE + 1)
     finally:
         os.close(fd)

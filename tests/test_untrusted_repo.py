@@ -126,16 +126,42 @@ def test_an_emptied_cache_gitignore_is_written_again(cli, project):
 
 
 def test_fix_never_writes_through_a_link_leading_out_of_the_project(cli, project, tmp_path_factory):
-    victim = tmp_path_factory.mktemp("outside") / "victim.py"
+    outside = tmp_path_factory.mktemp("outside")
+    victim = outside / "victim.py"
     victim.write_text(BAD)
     project("train.py", BAD)
     (project.root / "lib.py").symlink_to(victim)
+    (project.root / "ext").symlink_to(outside, target_is_directory=True)
     r = cli("--fix", "--format", "concise", "-q", cwd=project.root)
     assert victim.read_text() == BAD
-    assert FIXED_LINE in (project.root / "train.py").read_text()  # the other file is fixed
+    assert FIXED_LINE in (project.root / "train.py").read_text()  # the project's own file is fixed
     assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["repro-lint: error: lib.py: cannot read file: it is a link to a file outside the project"]
+    # named through a linked folder, the file is checked, but not written
+    project("train.py", BAD)
+    r = cli("--fix", "--format", "concise", "-q", "train.py", "ext/victim.py", cwd=project.root)
+    assert victim.read_text() == BAD and FIXED_LINE in (project.root / "train.py").read_text()
     [error] = r.stderr.strip().splitlines()
     assert error.startswith("repro-lint: error: ") and error.endswith(": fix not written: it is outside the project"), error
+    assert r.returncode == 2
+
+
+def test_files_linked_from_outside_are_not_read_nor_shown(cli, project, tmp_path_factory):
+    """A link named like a Python file can point at any file the user can read: its lines
+    would be shown in the report (a syntax error shows the line), so it is not read, and a
+    linked folder outside the project is not walked."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "credentials").write_text("password = hunter2-secret ((\n")
+    (outside / "pkg").mkdir()
+    (outside / "pkg" / "other.py").write_text(BAD)
+    project("train.py", BAD)
+    (project.root / "settings.py").symlink_to(outside / "credentials")
+    (project.root / "vendor").symlink_to(outside / "pkg", target_is_directory=True)
+    r = cli("--no-cache", cwd=project.root)
+    assert "hunter2" not in r.stdout + r.stderr
+    assert "other.py" not in r.stdout + r.stderr
+    assert "train.py:3:7" in r.stdout
+    assert r.stderr.strip().splitlines() == ["repro-lint: error: settings.py: cannot read file: it is a link to a file outside the project"]
 
 
 def test_fix_leaves_a_read_only_file_alone(cli, project):
@@ -177,7 +203,7 @@ def test_fifos_devices_and_huge_files_are_not_read(project):
     assert errors == [
         "repro-lint: error: big.py: cannot read file: larger than 10 MB",
         "repro-lint: error: x.py: cannot read file: not a regular file",
-        "repro-lint: error: z.py: cannot read file: not a regular file",
+        "repro-lint: error: z.py: cannot read file: it is a link to a file outside the project",
     ], errors
     assert r.returncode == 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gc
 import hashlib
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from repro_lint import catalog
-from repro_lint.bounded_read import TEXT_MAX_BYTES, read_regular
+from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
 from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
@@ -197,6 +198,15 @@ def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path
     return project, targets
 
 
+def read_source(path: Path, resolved: str, root: Path) -> bytes:
+    """The bytes of a project's Python file (`resolved`: its resolved path). A link to a
+    file outside the project is not read: a cloned repository could point one at any file
+    its user can read, and a report shows the source lines of its findings."""
+    if not is_inside(resolved, str(root)) and os.path.islink(path):
+        raise OSError(errno.EACCES, "it is a link to a file outside the project", str(path))
+    return read_regular(path)
+
+
 def display_rel(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root).as_posix()
@@ -272,7 +282,7 @@ def _run_check(
     digests: dict[str, str] = {}
     for k, f in all_files.items():
         try:
-            data = read_regular(f)
+            data = read_source(f, k, root)
         except OSError as exc:
             if k in target_keys:  # named as the project names it (a link, not what it leads to)
                 shown = display_path(f, os.path.join(resolve.folder(os.path.dirname(str(f))), f.name))
@@ -543,7 +553,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     datas: dict[str, bytes] = {}
     for k, f in files.items():
         try:
-            data = read_regular(f)
+            data = read_source(f, k, root)
         except OSError:
             continue
         module, is_package = module_name(k, root, resolved=True)

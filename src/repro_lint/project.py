@@ -164,6 +164,8 @@ class Discovery:
                     continue
                 if is_dir:
                     sub = os.path.join(folder, name)
+                    if entry.is_symlink() and not (self.resolve.folder(sub) + os.sep).startswith(root_prefix):
+                        continue  # a link out of the project (`data -> /`) is not walked
                     if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
                         continue
                     subfolders.append(sub)

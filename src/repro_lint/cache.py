@@ -112,8 +112,11 @@ def _create_secret(folder: Path, path: Path) -> None:
             os.link(tmp, path)  # never replaces a key another run created meanwhile
         except FileExistsError:
             pass
+        except OSError:  # a file system without hard links: a key that loses a race only costs a rebuild
+            os.replace(tmp, path)
     finally:
-        os.unlink(tmp)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _read_secret(path: Path) -> Optional[bytes]:
@@ -155,9 +158,9 @@ def _classes() -> dict[str, tuple[type, tuple[str, ...]]]:
 
 
 def _rebuild(name: str, values: list) -> Any:
-    """An instance of the class `name` with these field values. Its `__init__` is not run
-    (a frozen dataclass's sets each field through `object.__setattr__`, several times
-    slower): the values are what `_to_plain` read from an instance."""
+    """An instance of the class `name` with these field values, made without running its
+    `__init__` (a frozen dataclass's sets each field through `object.__setattr__`, several
+    times slower): the values are what `_to_plain` read from an instance."""
     cls, fields = _classes()[name]
     obj = cls.__new__(cls)
     if hasattr(obj, "__dict__"):

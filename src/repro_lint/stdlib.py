@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import sysconfig
 
 
 @functools.lru_cache(maxsize=1)
@@ -15,6 +14,8 @@ def stdlib_module_names() -> frozenset[str]:
     names = getattr(sys, "stdlib_module_names", None)
     if names is not None:
         return frozenset(names)
+    import sysconfig
+
     found = set(sys.builtin_module_names)
     paths = sysconfig.get_paths()
     for folder in {paths["stdlib"], paths["platstdlib"], os.path.join(paths["stdlib"], "lib-dynload")}:

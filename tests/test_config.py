@@ -103,3 +103,13 @@ def test_values_that_would_write_broken_programs_are_refused(cli, project):
 
     ran = subprocess.run([sys.executable, "train.py"], cwd=project.root, capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr  # the largest seed allowed is one numpy takes
+
+
+def test_a_pyproject_that_is_not_utf8_or_not_a_file_is_one_line(cli, project):
+    project("train.py", BAD)
+    (project.root / "pyproject.toml").write_bytes(b'[project]\nname = "\xff"\n\n[tool.repro-lint]\nseed = 1\n')
+    r = cli("--no-cache", cwd=project.root)
+    assert r.returncode == 2 and "pyproject.toml: invalid TOML" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("--no-cache", "--config", "/dev/zero", cwd=project.root)
+    assert r.returncode == 2 and r.stderr.strip() == "repro-lint: error: /dev/zero: cannot read configuration: not a regular file", r.stderr

@@ -373,6 +373,8 @@ class Cache:
         """Store a run's findings, error lines and, per displayed path, what reporting needs
         of the file again (a `ModuleInfo` of which the module name, digest and `noqa`
         comments are kept)."""
+        if not self.enabled:
+            return
         try:
             plain_views = {p: (i.module, i.is_package, i.digest, i.noqa, i.file_noqa, i.file_noqa_set) for p, i in views.items()}
             frame = marshal.dumps((code_fingerprint(), run_key, _to_plain(findings), list(errors), plain_views))

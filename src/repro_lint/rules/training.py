@@ -22,7 +22,7 @@ from typing import Optional
 
 from repro_lint import catalog
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context
 
 # Train events that mean training is under way (building an optimizer or a Trainer is not).
@@ -126,16 +126,17 @@ def training_of(ctx: Context, program: Program) -> Training:
 
 
 def trains(ctx: Context, key: str) -> bool:
-    """Whether calling project function `key` trains (reaches a train event)."""
+    """Whether calling project function `key` does the model's work: it trains (`.backward()`,
+    an optimizer or a Trainer) or builds or runs a torch model (a launcher's job may train
+    through a library, `timm`'s loss scaler or a framework, that the index does not see)."""
     cache = ctx.__dict__.setdefault("_trains", {})
     hit = cache.get(key)
     if hit is None:
         index = ctx.index
         hit = cache[key] = any(
-            ev.data.get("what") in _TRAINS
+            ev.kind in ("train", "torchuse")
             for mod, scope in index.reach([index.scope_of(key)], include_imports=False)
             for ev in index.modules[mod].events.get(scope, ())
-            if ev.kind == "train"
         )
     return hit
 
@@ -177,7 +178,7 @@ def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
     """A scope's events (of the kinds the walk keeps) and calls of project functions, in source order."""
     items = [((ev.line, ev.col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
     for call, keys in ctx.index.callees(info, scope):
-        if call[1] != REF_CALL:
+        if not is_reference(call):
             items.append(((call[2], call[3]), 1, call, keys))
     items.sort(key=lambda it: (it[0], it[1]))
     return items

@@ -210,7 +210,7 @@ def test_fifos_devices_and_huge_files_are_not_read(project):
 
 HYDRA_MAIN = (
     "import hydra\nimport torch\n\n\n@hydra.main(config_path={path!r}, config_name='config', version_base=None)\n"
-    "def main(cfg):\n    torch.manual_seed(0)\n    hydra.utils.call(cfg.step)\n\n\n"
+    "def main(cfg):\n    torch.manual_seed(0)\n    print(cfg)\n\n\n"
     'if __name__ == "__main__":\n    main()\n'
 )
 DRAWS = "import numpy as np\n\n\ndef draw():\n    return np.random.rand(2)\n"
@@ -218,7 +218,9 @@ DRAWS = "import numpy as np\n\n\ndef draw():\n    return np.random.rand(2)\n"
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_hydra_config_folders_outside_the_project_are_not_read(project, tmp_path_factory):
-    """`_target_:` lines are read under the project only, from regular files of bounded size."""
+    """`_target_:` lines are read under the project only, from regular files of bounded size.
+    (A config's `_target_` is reached from the Hydra main itself: the programs call no factory,
+    which would reach what any program's configs name.)"""
     root = project.root
     project("helpers.py", DRAWS)
     outside = tmp_path_factory.mktemp("elsewhere")

@@ -96,6 +96,8 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exc:  # --help
         return 0 if exc.code == 0 else 2
     target = _target(args, script_args)
+    if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
+        raise _UsageError(f"repro-lint probe: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     if args.runs < 2:
         raise _UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
     if importlib.util.find_spec("torch") is None:
@@ -190,6 +192,9 @@ def _fail(failure, args, report: dict[str, Any]) -> int:
 
 
 def _emit(report: dict[str, Any], args) -> None:
+    from repro_lint.probe.redact import redact_tree
+
+    report = redact_tree(report)  # the program's arguments, messages and tracebacks may hold secrets
     if args.format == "json":
         _write(json.dumps(report, indent=2) + "\n", args.output_file)
     elif args.format == "sarif":

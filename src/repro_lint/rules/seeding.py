@@ -75,24 +75,23 @@ def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
     """Span of the first import in the entry module that (transitively) brings in `modules`."""
     index = ctx.index
     entry = program.entry
-    closure_cache: dict[str, bool] = {}
-
-    def leads(mod: str, seen: set) -> bool:
-        if mod in closure_cache:
-            return closure_cache[mod]
-        if mod in modules:
-            return True
-        if mod in seen:
-            return False
-        seen.add(mod)
-        hit = any(leads(t, seen) for t in index.imports_of.get(mod, ()))
-        closure_cache[mod] = hit
-        return hit
-
+    # one walk down the import graph for all the imports, in order: what an earlier import
+    # reaches without finding `modules` cannot lead there from a later one either
+    seen: set[str] = set()
     for imp in sorted(entry.imports, key=lambda i: (i[1], i[2])):
         mod = index.module_of(imp[0], entry)
-        if mod and mod != entry.module and leads(mod, set()):
-            return imp[1:5]
+        if not mod or mod == entry.module or mod in seen:
+            continue
+        seen.add(mod)
+        stack = [mod]
+        while stack:
+            current = stack.pop()
+            if current in modules:
+                return imp[1:5]
+            for target in index.imports_of.get(current, ()):
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
     # brought in by a config factory (`hydra.utils.instantiate`): its first call in the entry
     # module, else the Hydra main function
     calls = sorted(c[2:6] for scope, calls in entry.calls.items() for c in calls if c[0] in index.m.factories and (entry.module, scope) in program.scope_set)

@@ -11,7 +11,7 @@ from repro_lint.probe import compare  # noqa: E402
 from repro_lint.probe.fingerprint import fingerprint_tensors  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
 from repro_lint.probe.recorder import Recorder  # noqa: E402
-from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.predict import prediction_table  # noqa: E402
 from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
 from repro_lint.probe.trace_format import GLOBAL_DRAW  # noqa: E402
 
@@ -139,3 +139,43 @@ def test_recorder_sees_global_draws_and_seeds():
     seeds = [(s.source, s.function, s.seeded) for s in audit.seeds.values()]
     assert seeds == [("torch", "torch.manual_seed", True), ("python", "random.seed", False)]
     assert not hasattr(random.random, "__repro_lint_wrapped__")  # uninstalled again
+
+
+def test_predictions_apply_the_catalog_conditions():
+    """RPP104 with the shipped catalog: the argument values, layouts, plain vs transposed
+    convolution and forward vs backward operators decide, as they do for RPL405."""
+    import inspect
+
+    nn = torch.nn
+
+    def train():
+        conv = nn.Conv2d(1, 2, 3)
+        y = conv(torch.randn(1, 1, 5, 5)).sum()  # CONV
+        up = nn.ConvTranspose2d(1, 1, 2)
+        y = y + up(torch.randn(1, 1, 3, 3)).sum()  # TRANSPOSE
+        q = torch.randn(3, 2, 8)
+        y = y + nn.MultiheadAttention(8, 2)(q, q, q)[0].sum()  # MHA
+        y = y + nn.EmbeddingBag(10, 4, mode="mean")(torch.tensor([[1, 2], [3, 4]])).sum()  # MEAN
+        y = y + nn.EmbeddingBag(10, 4, mode="max")(torch.tensor([[1, 2], [3, 4]])).sum()  # MAX
+        src = torch.randn(5, requires_grad=True)
+        y = y + torch.zeros(3).scatter_add(0, torch.tensor([0, 1, 1, 2, 2]), src).sum()  # SCATTER
+        y = y + torch.randn(4, 3, requires_grad=True).gather(0, torch.tensor([[0, 1, 2], [0, 0, 0]])).sum()  # GATHER
+        sparse = torch.eye(3).to_sparse().unsqueeze(0)
+        y = y + torch.bmm(sparse, torch.randn(1, 3, 2)).sum()  # SPARSE
+        y.backward()
+
+    recorder, _, user = record(train, repro_lint.catalog.load("nondeterministic_ops"))
+    lines, start = inspect.getsourcelines(train)
+    line = {text.rsplit("# ", 1)[1].strip(): start + i for i, text in enumerate(lines) if "  # " in text}
+    by_line: dict[int, dict[str, int]] = {}
+    for (entry, _op, loc, _device, _backward), count in recorder.predicted.items():
+        counts = by_line.setdefault(user.locations[loc][1], {})
+        counts[entry] = counts.get(entry, 0) + count
+    assert by_line[line["CONV"]] == {"convolution": 2}  # forward and backward, once each
+    assert by_line[line["TRANSPOSE"]] == {"conv_transpose": 2}
+    assert line["MHA"] not in by_line  # dense bmm inside attention is not bmm_sparse
+    assert line["MEAN"] not in by_line
+    assert by_line[line["MAX"]] == {"embedding_bag_max_backward": 1}
+    assert by_line[line["SCATTER"]] == {"scatter_add": 1}  # not gather_backward: that is gather's
+    assert by_line[line["GATHER"]] == {"gather_backward": 1}
+    assert by_line[line["SPARSE"]].get("bmm_sparse") == 1

@@ -104,7 +104,8 @@ def _main(argv: list[str]) -> int:
 
     from repro_lint import catalog
     from repro_lint.probe.launch import RunFailed, launch, plan_runs
-    from repro_lint.probe.report import build_report, error_report, prediction_table
+    from repro_lint.probe.predict import prediction_table
+    from repro_lint.probe.report import build_report, error_report
 
     nondeterministic = catalog.load("nondeterministic_ops")
     base = {

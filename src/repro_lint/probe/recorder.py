@@ -13,6 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from repro_lint.probe.fingerprint import fingerprint_storage, fingerprint_tensors, stable_hash
 from repro_lint.probe.frames import UserCode
+from repro_lint.probe.predict import matching_entries
 from repro_lint.probe.rng_audit import RngAudit, torch_source
 from repro_lint.probe.trace_format import BACKWARD, GLOBAL_DRAW
 
@@ -42,7 +43,7 @@ class ProbeStop(BaseException):
 
 
 class _OpInfo:
-    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict")
+    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict", "positions")
 
 
 class Recorder(TorchDispatchMode):
@@ -121,12 +122,8 @@ class Recorder(TorchDispatchMode):
         info.uninit = schema.name in _UNINITIALISED
         info.overwrites = torch.Tag.inplace in func.tags and (info.seeded or schema.name in _OVERWRITING)
         info.outs = frozenset(a.name for a in schema.arguments if a.is_out)
-        positions = {a.name: i for i, a in enumerate(schema.arguments)}
-        # Each entry's argument constraints, with the position of that argument in this op.
-        info.predict = [
-            (entry, [(c, positions.get(c["name"])) for c in entry["arguments"]])
-            for entry in self._predict_table.get(schema.name, [])
-        ]
+        info.positions = {a.name: i for i, a in enumerate(schema.arguments)}
+        info.predict = self._predict_table.get(schema.name, [])
         self._infos[func] = info
         return info
 
@@ -218,36 +215,11 @@ class Recorder(TorchDispatchMode):
 
     # -- prediction of CUDA nondeterminism ---------------------------------------------------
     def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
-        matches = [
-            entry
-            for entry, positions in info.predict
-            if all(_argument_matches(c, p, args, kwargs) for c, p in positions)
-            # A backward-only entry concerns the gradient of its own forward ops only.
-            and (not entry["backward_only"] or (backward and forward_op in entry["aten"]))
-        ]
-        if backward and any(e["backward_only"] for e in matches):
-            # e.g. index_add inside index_select's backward: the index_select entry says more.
-            matches = [e for e in matches if e["backward_only"]]
+        matches = matching_entries(info.predict, info.name, info.positions, args, kwargs, backward, forward_op)
         device = _device_type(out, args)
         for entry in matches:
             key = (entry["id"], info.name, loc, device, backward)
             self.predicted[key] = self.predicted.get(key, 0) + 1
-
-
-def _argument_matches(constraint: dict, position: Optional[int], args: tuple, kwargs: dict) -> bool:
-    """Whether an op's argument has one of the affected values.
-
-    An aten op without an argument of that name implies the value by its own name
-    (`upsample_bilinear2d` is mode="bilinear"); a value of another type than the listed
-    ones (an enum passed as an int) cannot be judged and counts as affected.
-    """
-    if position is None:
-        return True
-    name, values = constraint["name"], constraint.get("values", [])
-    value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)
-    if value is None or any(type(value) is type(v) for v in values):
-        return value in values
-    return True
 
 
 def _flatten(values):

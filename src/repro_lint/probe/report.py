@@ -53,26 +53,6 @@ _EXPLANATIONS = {
 }
 
 
-def prediction_table(catalog: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """aten name -> catalog entries that list it, in the form the runner matches against.
-
-    `argument` names a Python-level argument; aten ops that have an argument of that name
-    are checked against it. `aten-argument` (optional) constrains an argument that only
-    the aten op has (`transposed` of aten::convolution).
-    """
-    table: dict[str, list[dict[str, Any]]] = {}
-    for op in catalog.get("op", []):
-        entry = {
-            "id": op["id"],
-            "arguments": [c for c in (op.get("argument"), op.get("aten-argument")) if c],
-            "backward_only": bool(op.get("backward-only")),
-            "aten": list(op.get("aten", [])),
-        }
-        for name in dict.fromkeys(op.get("aten", [])):
-            table.setdefault(name, []).append(entry)
-    return table
-
-
 class _Locations:
     """Resolves a run's location ids into dicts with a source line and a 1-based column."""
 
@@ -267,7 +247,11 @@ def _predictions(data: dict[str, Any], where: _Locations, catalog_ops: dict[str,
             item["ops"].append(hit["op"])
         item["count"] += hit["count"]
         item["backward"] = item["backward"] or hit["backward"]
-    return sorted(merged.values(), key=lambda p: (_where(p["location"]), p["id"]))
+    def order(p: dict[str, Any]) -> tuple:
+        loc = p["location"]
+        return (loc["path"], loc["line"], loc["column"], p["id"]) if loc else ("", 0, 0, p["id"])
+
+    return sorted(merged.values(), key=order)
 
 
 _EFFECT = {

@@ -15,12 +15,15 @@ from repro_lint.probe import processes
 # How long the main process waits for its children to write their traces once the program
 # has ended; a child still running with torch imported after that is reported as not recorded.
 CHILD_WAIT_SECONDS = 30.0
-_EXIT_HOOKS_SECONDS = 60.0
+_EXIT_HOOKS_SECONDS = 20.0
 
 
 def end_children(session, config: dict) -> dict[str, Any]:
     _shutdown_dataloader_workers()
-    _run_exit_hooks()
+    if not _run_exit_hooks():
+        from repro_lint.probe.session import note_problem
+
+        note_problem(f"the program's exit handlers did not finish within {_EXIT_HOOKS_SECONDS:.0f} s")
     return {"unfinished": _wait_for_traces(session)}
 
 
@@ -42,7 +45,7 @@ def _shutdown_dataloader_workers() -> None:
                 pass
 
 
-def _run_exit_hooks() -> None:
+def _run_exit_hooks() -> bool:
     """What the interpreter runs at exit: thread-exit hooks (loky's executor shutdown) and
     atexit handlers (multiprocessing joins its children). Bounded: a hook that hangs must
     not hold up the probe."""
@@ -61,6 +64,7 @@ def _run_exit_hooks() -> None:
     worker = threading.Thread(target=run, name="repro-lint-exit-hooks", daemon=True)
     worker.start()
     worker.join(_EXIT_HOOKS_SECONDS)
+    return not worker.is_alive()
 
 
 def _alive(pid: int) -> bool:

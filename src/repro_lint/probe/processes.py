@@ -108,6 +108,9 @@ class ExecWatch:
             return pid
 
         _posixsubprocess.fork_exec = fork_exec
+        subprocess = sys.modules.get("subprocess")
+        if getattr(subprocess, "_fork_exec", None) is original:  # bound at its import
+            subprocess._fork_exec = fork_exec
         for name in ("posix_spawn", "posix_spawnp"):
             spawn = getattr(os, name, None)
             if spawn is not None:

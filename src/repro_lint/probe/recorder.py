@@ -369,8 +369,11 @@ def _plain(value: Any) -> Any:
 def _wait(out: Any) -> None:
     """A collective's results are there once its work is done (collectives run async)."""
     for v in _flatten([out]):
-        if not isinstance(v, torch.Tensor) and hasattr(v, "wait") and "Work" in type(v).__name__:
-            v.wait()
+        if isinstance(v, torch.Tensor):
+            continue
+        wait = getattr(v, "wait", None)  # a c10d Work (a ScriptObject in the dispatcher)
+        if callable(wait):
+            wait()
 
 
 def _returns_data(out: Any) -> bool:

@@ -66,7 +66,7 @@ def build_report(
     reaching = [d for d in divergences if d.reaches]
     benign = [d for d in divergences if not d.reaches]
     reasons = _inconclusive(outcomes, units)
-    headline = min(reaching, key=lambda d: (_KIND_ORDER[d.kind], d.unit.count("/"), d.unit)) if reaching else None
+    headline = min(reaching, key=_headline_order) if reaching else None
     status = "diverged" if reaching else ("inconclusive" if reasons else "identical")
     traces1 = [*first.roots.values(), *first.children]
     proc_names = _process_names(units[0])
@@ -97,6 +97,14 @@ def build_report(
     }
     report["findings"] = [f.to_dict() for f in findings(report)]
     return report
+
+
+def _headline_order(d: compare.Divergence) -> tuple:
+    """Causes first (a draw, a kernel), then values arriving from elsewhere, then paths.
+    Values arrive from the processes a process started (workers, jobs) more often than the
+    other way round, so among those the deeper process comes first."""
+    depth = d.unit.count("/")
+    return (_KIND_ORDER[d.kind], -depth if d.kind == compare.EXTERNAL_INPUT else depth, d.unit)
 
 
 def _key(trace: dict) -> Optional[str]:
@@ -243,7 +251,7 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
     text = template.format(op=d.ops[0], other=d.ops[1], why=_draw_cause(unit_a.trace, d))
     if suspects:
         text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
-    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not collective:
+    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects):
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
             "hash values) of strings sees a different order in each."

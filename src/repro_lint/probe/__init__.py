@@ -4,3 +4,8 @@ The parent process (`cli`, `launch`, `compare`, `report`, `render`) never import
 each run is a child process (`runner`) that records ops (`recorder`, `fingerprint`,
 `frames`) and draws from global generators (`rng_audit`).
 """
+
+from pathlib import Path
+
+# The JSON Schema of `repro-lint probe --format json` (shipped with the package).
+REPORT_SCHEMA = Path(__file__).with_name("report.schema.json")

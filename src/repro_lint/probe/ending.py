@@ -38,7 +38,8 @@ def _shutdown_dataloader_workers() -> None:
     if cls is None:
         return
     for obj in gc.get_objects():
-        if isinstance(obj, cls):
+        # type(), not isinstance(): proxies and lazy modules among the objects must not run code
+        if issubclass(type(obj), cls):
             try:
                 obj._shutdown_workers()
             except Exception:

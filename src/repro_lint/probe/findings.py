@@ -68,13 +68,18 @@ def findings(report: dict[str, Any]) -> list[Finding]:
         where = "" if d.get("process", "main") == "main" else f" in {d['process']}"
         message = f"runs diverge at {d['op']} (op #{d['op_index'] + 1}{where}): {d['explanation']}"
         out.append(_finding("RPP101", d["location"], fallback, message, related))
+    unseeded: dict[tuple, list] = {}  # one finding per line, whichever processes drew there
     for draw in report["rng"]["draws"]:
         if not draw["seeded"]:
-            message = (
-                f"{draw['function']} draws from the global {draw['source']} generator, "
-                f"which was not seeded before it ({draw['count']} draws here)"
-            )
-            out.append(_finding("RPP102", draw["location"], fallback, message))
+            loc = draw["location"]
+            key = (draw["function"], draw["source"], loc and (loc["path"], loc["line"], loc["column"]))
+            unseeded.setdefault(key, []).append(draw)
+    for (function, source, _), draws in unseeded.items():
+        count = sum(d["count"] for d in draws)
+        processes = sorted({d["process"] for d in draws if d.get("process") and d["process"] != "main"})
+        where = f" in {', '.join(processes)}" if processes else ""
+        message = f"{function} draws from the global {source} generator, which was not seeded before it ({count} draws here{where})"
+        out.append(_finding("RPP102", draws[0]["location"], fallback, message))
     for item in report.get("benign_divergences", []):
         message = f"runs differ at {item['op']} in {item['process']} but the difference is benign: {item['reason']}"
         out.append(_finding("RPP105", item["location"], fallback, message))

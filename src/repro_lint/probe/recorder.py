@@ -303,18 +303,13 @@ class Recorder(TorchDispatchMode):
         """A tensor's values leave torch (to numpy, a list, a file or another process)."""
         if not self.fingerprints or not self.recording:
             return
-        main = threading.current_thread() is threading.main_thread()
-        if main:
-            self.recording = False  # the fingerprint's own reductions are not the program's ops
         try:
             fp = self._cached(t)
             if fp is None:
-                fp = fingerprint_tensors([t])[0]
+                with _unrecorded():  # the fingerprint's own reductions are not the program's ops
+                    fp = fingerprint_tensors([t])[0]
         except Exception:
             fp = 0
-        finally:
-            if main:
-                self.recording = True
         loc = self.user.location_id(frame) if frame is not None else -1
         self.sinks.append([kind, loc, fp, len(self.ops)])
 
@@ -322,8 +317,7 @@ class Recorder(TorchDispatchMode):
         """Every tensor the recording saw that is still alive: [birth, fingerprint]."""
         if not self.fingerprints:
             return []
-        was, self.recording = self.recording, False
-        try:
+        with _unrecorded():
             out = []
             for key, (ref, version, fp) in list(self._cache.items()):
                 t = ref()
@@ -337,8 +331,6 @@ class Recorder(TorchDispatchMode):
                 op, slot = self._births.get(key, (-1, 0))
                 out.append([f"{op}:{slot}", fp])
             return out
-        finally:
-            self.recording = was
 
     # -- prediction of CUDA nondeterminism ---------------------------------------------------
     def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
@@ -364,6 +356,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
         return str(value)
     return type(value).__name__
+
+
+def _unrecorded():
+    """Ops of the probe's own, run on this thread without any dispatch mode seeing them."""
+    return torch._C._DisableTorchDispatch()
 
 
 def _wait(out: Any) -> None:

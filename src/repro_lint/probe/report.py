@@ -125,11 +125,13 @@ def _compare_all(outcomes: list[RunOutcome], units: list[dict[str, Unit]], names
     ref_run = outcomes[0].plan.index
     uneven_ref = _uneven(outcomes[0])
     rows, found = [], []
-    for key in names:
+    for key in sorted(names, key=_natural):
         present = [key in u for u in units]
         ops = [len(u[key].ops) if key in u else None for u in units]
         row: dict[str, Any] = {"name": key, "ops": ops, "status": "identical"}
-        rows.append(row)
+        quiet = not any(ops) and all(not u[key].trace.get("recorded", True) for u in units if key in u)
+        if not quiet or "/" not in key:  # helpers that never imported torch (resource trackers) are left out
+            rows.append(row)
         if not all(present):
             if any(n for n in ops if n):
                 only = [o.plan.index for o, p in zip(outcomes, present) if p]
@@ -147,6 +149,13 @@ def _compare_all(outcomes: list[RunOutcome], units: list[dict[str, Unit]], names
             row["reason"] = best.reason
             found.append(best)
     return rows, found
+
+
+def _natural(name: str) -> list:
+    """`main/worker 2` before `main/worker 10`."""
+    import re
+
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _uneven(outcome: RunOutcome) -> bool:
@@ -352,7 +361,10 @@ def _audit(audit: Optional[RunOutcome], failure: Optional[RunFailed]) -> dict[st
             key = (a["message"], a["op"], _where(location))
             item = merged.setdefault(key, {"message": a["message"], "op": a["op"], "location": location, "count": 0})
             item["count"] += a["count"]
-    return {"status": "ok", "device": audit.data.get("device"), "alerts": list(merged.values()), "error": None}
+    out = {"status": "ok", "device": audit.data.get("device"), "alerts": list(merged.values()), "error": None}
+    if "compiled_graphs" in audit.data:
+        out["compiled_graphs"] = audit.data["compiled_graphs"]
+    return out
 
 
 def _predictions(traces: list[dict[str, Any]], catalog_ops: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

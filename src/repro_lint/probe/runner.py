@@ -122,6 +122,8 @@ def _run(config: dict, result: dict) -> None:
         )
     if session.final is None:
         session.final = recorder.final_state()
+    if config.get("compiled"):
+        result["compiled_graphs"] = _compiled_graphs()
     del held
     result["stop_reason"] = recorder.stop_reason
     if result["status"] == "ok":
@@ -133,6 +135,15 @@ def _run(config: dict, result: dict) -> None:
         from repro_lint.probe.env_snapshot import take_snapshot
 
         result["environment"] = take_snapshot()
+
+
+def _compiled_graphs() -> int:
+    """How many graphs torch.compile built in this process (the audit's proof that it compiled)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    try:
+        return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
+    except Exception:
+        return 0
 
 
 def _time_up(recorder, dispatch: bool) -> None:

@@ -145,6 +145,9 @@ class Session:
             if loc < 0 and session.user is not None:
                 loc = session.user.location_id(sys._getframe(1))
             op = recorder.names[name_id] if recorder and name_id >= 0 else None
+            if op is None:  # compiled code runs without the op hook: the alert names its kernel
+                named = re.match(r"(\S+) does not have a deterministic implementation", text)
+                op = named.group(1) if named else None
             key = (text.split(". ")[0], op, loc)
             session.alerts[key] = session.alerts.get(key, 0) + 1
 
@@ -431,13 +434,24 @@ def install_sinks(session: Session) -> None:
         for cls, reducer in list(ForkingPickler._extra_reducers.items()):
             if isinstance(cls, type) and issubclass(cls, torch.Tensor):
                 ForkingPickler._extra_reducers[cls] = _sending(reducer, recorder)
+        # Data from other processes is unpickled when it arrives, in whatever order the
+        # senders finish (DataLoader workers): the ops that rebuild it are transport, not the
+        # program's. Its values count where the program uses them.
+        loads = ForkingPickler.loads
+
+        def receive(*args, **kwargs):
+            with torch._C._DisableTorchDispatch():
+                return loads(*args, **kwargs)
+
+        ForkingPickler.loads = staticmethod(receive)
     except Exception as exc:
         note_problem(f"tensors sent to other processes are not watched: {exc}")
     original_compile = torch.compile
 
     def compile(*args, **kwargs):
         session_now = _SESSION
-        if session_now is not None:
+        # `@torch.compile(mode=...)` first returns a decorator: count the call that gets the code
+        if session_now is not None and (args and args[0] is not None or kwargs.get("model") is not None):
             session_now.note_compile(sys._getframe(1))
         return original_compile(*args, **kwargs)
 

@@ -7,6 +7,10 @@ with locations only (as in the deterministic-algorithms run), and recorded with
 fingerprints (as in the compared runs). Then the whole command, `repro-lint probe` on the
 same loop as a script (two compared runs plus the deterministic-algorithms run), against
 `python script.py`: that includes starting Python and importing torch in every run.
+Then the same for work in several processes: the loop fed by a DataLoader with two
+worker processes, and two DistributedDataParallel ranks on gloo (`torchrun
+--nproc-per-node 2` against `repro-lint probe --nproc-per-node 2`), where every process
+is recorded.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import torch  # noqa: E402
 from repro_lint import catalog  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
 from repro_lint.probe.recorder import Recorder  # noqa: E402
-from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.predict import prediction_table  # noqa: E402
 from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
 
 SCRIPT = '''
@@ -58,6 +62,61 @@ def step():
 if __name__ == "__main__":
     for _ in range(STEPS):
         step()
+'''
+
+
+LOADER_SCRIPT = '''
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+class Images(torch.utils.data.Dataset):
+    def __len__(self):
+        return 32 * STEPS
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(1, 28, 28, generator=g), i % 10
+
+
+if __name__ == "__main__":
+    loader = DataLoader(Images(), batch_size=32, num_workers=2, generator=torch.Generator().manual_seed(0))
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+'''
+
+DDP_SCRIPT = '''
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = DistributedDataParallel(torch.nn.Sequential(
+    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(dist.get_rank())
+for _ in range(STEPS):
+    x, y = torch.randn(16, 1, 28, 28, generator=g), torch.randint(0, 10, (16,), generator=g)
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+dist.destroy_process_group()
 '''
 
 
@@ -138,6 +197,22 @@ def main() -> None:
         python_wall = _wall([sys.executable, str(script)], args.repeat, args.threads)
         probe = [sys.executable, "-m", "repro_lint", "probe", "--format", "json", "-o", str(Path(tmp) / "r.json"), str(script)]
         probe_wall = _wall(probe, 1, args.threads)
+        multi = []
+        for name, source, plain_cmd, probe_opts in (
+            ("DataLoader, 2 worker processes", LOADER_SCRIPT, [], []),
+            ("DDP, 2 ranks on gloo", DDP_SCRIPT, ["-m", "torch.distributed.run", "--nproc-per-node", "2"],
+             ["--nproc-per-node", "2"]),
+        ):
+            path = Path(tmp) / ("multi_" + str(len(multi)) + ".py")
+            path.write_text(source.replace("STEPS", str(args.steps)))
+            plain_wall = _wall([sys.executable, *plain_cmd, str(path)], args.repeat, args.threads)
+            report = Path(tmp) / "m.json"
+            recorded = _wall([*probe[:-3], *probe_opts, "-o", str(report), str(path)], 1, args.threads)
+            import json
+
+            data = json.loads(report.read_text())
+            compared = [r for r in data["runs"] if r["role"] == "compared"]
+            multi.append((name, plain_wall, recorded, compared[0]["processes"], compared[0]["ops"], data["status"]))
 
     rows = [
         ("plain loop", plain, 1.0),
@@ -166,7 +241,22 @@ def main() -> None:
         f"`repro-lint probe train.py` {probe_wall:.1f} s (three runs: two compared, one with deterministic "
         "algorithms; each starts Python and imports torch).",
         "",
+        "### Work in several processes",
+        "",
+        f"The same net for {args.steps} steps, as a whole command: plain (`python script.py`, or `python -m "
+        "torch.distributed.run --nproc-per-node 2 script.py`; median of "
+        f"{args.repeat}) and `repro-lint probe` (three runs, every process recorded). Per run is the probe's "
+        "time divided by its three runs, against one plain run.",
+        "",
+        "| Workload | Plain | `repro-lint probe` | Per run | Processes recorded per run | Ops per run | Verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
+    for name, plain_wall, recorded, processes, ops_run, status in multi:
+        lines.append(
+            f"| {name} | {plain_wall:.1f} s | {recorded:.1f} s | {recorded / 3 / plain_wall:.1f}× | {processes} | "
+            f"{ops_run} | {status} |"
+        )
+    lines.append("")
     text = "\n".join(lines)
     print(text)
     if args.write:

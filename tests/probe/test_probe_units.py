@@ -179,3 +179,66 @@ def test_predictions_apply_the_catalog_conditions():
     assert by_line[line["SCATTER"]] == {"scatter_add": 1}  # not gather_backward: that is gather's
     assert by_line[line["GATHER"]] == {"gather_backward": 1}
     assert by_line[line["SPARSE"]].get("bmm_sparse") == 1
+
+
+# -- processes and verdicts (no torch needed, but kept with the other units) ---------------
+from repro_lint.probe.trace_format import SINK  # noqa: E402
+from repro_lint.probe.units import build_units, name_processes  # noqa: E402
+
+
+def _process(key, parent, role, index, ordinal, segment=None):
+    return {"key": key, "pid": 1, "root": "main", "parent": parent, "ordinal": ordinal, "parent_segment": segment,
+            "role": role, "index": index}
+
+
+def test_processes_are_named_by_their_place_in_the_run():
+    roots = {"main": {"process": {"key": "m", "root": "main", "role": "root"}, "ops": []}}
+    children = [
+        {"process": _process("w0", "m", "worker", 0, 1)},
+        {"process": _process("w1", "m", "worker", 1, 2)},
+        {"process": _process("w0b", "m", "worker", 0, 3)},  # the next epoch's worker 0
+        {"process": _process("j", "m", "worker", 0, 4, segment="job 2")},
+        {"process": _process("g", "w1", "subprocess", 1, 1)},
+    ]
+    names = name_processes(roots, children)
+    assert names == {
+        "m": "main", "w0": "main/worker 0", "w1": "main/worker 1", "w0b": "main/worker 0 #2",
+        "j": "main/job 2/worker 0", "g": "main/worker 1/subprocess 1",
+    }
+
+
+def _unit_trace(ops, **extra):
+    trace = {"process": {"key": "m", "root": "main"}, "names": ["aten::rand", "aten::add", "aten::item"],
+             "ops": [list(op) for op in ops], "segments": [], "state": [], "final": [], "sinks": [], "locations": []}
+    trace.update(extra)
+    return build_units({"main": trace}, [])["main"]
+
+
+def _judged(a, b, uneven=False):
+    return compare.compare_units(1, a, 2, b, uneven)
+
+
+def test_a_difference_that_reaches_nothing_is_benign():
+    # op 0 fills scratch memory differently; op 1 reads it and computes the same result
+    a = _unit_trace([(0, 0, 1, 10, 0), (1, 0, 5, 20, 0), (2, 0, 6, 30, SINK)])
+    b = _unit_trace([(0, 0, 1, 11, 0), (1, 0, 7, 20, 0), (2, 0, 6, 30, SINK)])
+    d = _judged(a, b)
+    assert (d.kind, d.op_index, d.reaches) == (compare.NONDETERMINISTIC_OP, 0, False)
+
+
+def test_a_difference_reaching_python_state_or_the_end_fails():
+    base = [(0, 0, 1, 10, 0), (1, 0, 5, 20, 0), (2, 0, 6, 30, SINK)]
+    changed = [(0, 0, 1, 11, 0), (1, 0, 7, 21, 0), (2, 0, 8, 31, SINK)]
+    d = _judged(_unit_trace(base), _unit_trace(changed))
+    assert d.reaches and "hands different values to Python" in d.reason
+    same_ops = [(0, 0, 1, 11, 0), (1, 0, 7, 20, 0), (2, 0, 6, 30, SINK)]
+    for field, what in (("state", "parameter or buffer"), ("final", "alive at the end")):
+        a = _unit_trace(base, **{field: [["0:0", 1]]})
+        b = _unit_trace(same_ops, **{field: [["0:0", 2]]})
+        d = _judged(a, b)
+        assert d.reaches and what in d.reason, field
+    a = _unit_trace(base, sinks=[["numpy", 0, 1, 1]])
+    b = _unit_trace(same_ops, sinks=[["numpy", 0, 2, 1]])
+    assert "numpy" in _judged(a, b).reason
+    # runs stopped at different points: what a difference reaches cannot be followed
+    assert _judged(_unit_trace(base), _unit_trace(same_ops), uneven=True).reaches

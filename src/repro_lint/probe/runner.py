@@ -76,7 +76,9 @@ def _run(config: dict, result: dict) -> None:
         torch.use_deterministic_algorithms = lambda *args, **kwargs: None
 
     session.begin_recording(roots)
-    sessions.install_sinks(session)
+    from repro_lint.probe.hooks import install_sinks
+
+    install_sinks(session)
     recorder = session.recorder
     # The audit of a program that compiles runs without the dispatch mode, which would make
     # torch.compile run everything eagerly: alerts from compiled kernels must be seen.

@@ -157,13 +157,24 @@ def _best(fn, repeat: int) -> tuple[float, int]:
 
 
 def _wall(command: list[str], repeat: int, threads: int) -> float:
+    return _timed(command, repeat, threads)[0]
+
+
+def _timed(command: list[str], repeat: int, threads: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system of the command and every
+    process it waited for): on a loaded machine the CPU time is the steadier figure."""
+    import resource
+
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS=str(threads))
-    times = []
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _cpu_model() -> str:
@@ -194,9 +205,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "train.py"
         script.write_text(SCRIPT.replace("STEPS", str(args.steps)))
-        python_wall = _wall([sys.executable, str(script)], args.repeat, args.threads)
+        python_wall, python_cpu = _timed([sys.executable, str(script)], args.repeat, args.threads)
         probe = [sys.executable, "-m", "repro_lint", "probe", "--format", "json", "-o", str(Path(tmp) / "r.json"), str(script)]
-        probe_wall = _wall(probe, 1, args.threads)
+        probe_wall, probe_cpu = _timed(probe, 1, args.threads)
         multi = []
         for name, source, plain_cmd, probe_opts in (
             ("DataLoader, 2 worker processes", LOADER_SCRIPT, [], []),
@@ -205,14 +216,15 @@ def main() -> None:
         ):
             path = Path(tmp) / ("multi_" + str(len(multi)) + ".py")
             path.write_text(source.replace("STEPS", str(args.steps)))
-            plain_wall = _wall([sys.executable, *plain_cmd, str(path)], args.repeat, args.threads)
+            plain_wall, plain_cpu = _timed([sys.executable, *plain_cmd, str(path)], args.repeat, args.threads)
             report = Path(tmp) / "m.json"
-            recorded = _wall([*probe[:-3], *probe_opts, "-o", str(report), str(path)], 1, args.threads)
+            recorded, recorded_cpu = _timed([*probe[:-3], *probe_opts, "-o", str(report), str(path)], 1, args.threads)
             import json
 
             data = json.loads(report.read_text())
             compared = [r for r in data["runs"] if r["role"] == "compared"]
-            multi.append((name, plain_wall, recorded, compared[0]["processes"], compared[0]["ops"], data["status"]))
+            multi.append((name, plain_wall, recorded, plain_cpu, recorded_cpu, compared[0]["processes"],
+                          compared[0]["ops"], data["status"]))
 
     rows = [
         ("plain loop", plain, 1.0),
@@ -237,24 +249,25 @@ def main() -> None:
         lines.append(f"| {name} | {seconds:.3f} s | {seconds / ops * 1e6:.0f} µs | {factor:.1f}× |")
     lines += [
         "",
-        f"Whole commands: `python train.py` {python_wall:.1f} s (median of {args.repeat}); "
-        f"`repro-lint probe train.py` {probe_wall:.1f} s (three runs: two compared, one with deterministic "
-        "algorithms; each starts Python and imports torch).",
+        f"Whole commands: `python train.py` {python_wall:.1f} s wall, {python_cpu:.1f} s CPU (median of {args.repeat}); "
+        f"`repro-lint probe train.py` {probe_wall:.1f} s wall, {probe_cpu:.1f} s CPU (three runs: two compared, one "
+        "with deterministic algorithms; each starts Python and imports torch).",
         "",
         "### Work in several processes",
         "",
         f"The same net for {args.steps} steps, as a whole command: plain (`python script.py`, or `python -m "
         "torch.distributed.run --nproc-per-node 2 script.py`; median of "
-        f"{args.repeat}) and `repro-lint probe` (three runs, every process recorded). Per run is the probe's "
-        "time divided by its three runs, against one plain run.",
+        f"{args.repeat}) and `repro-lint probe` (three runs, every process recorded). Wall times on a shared "
+        "machine follow its load; CPU time (user + system of every process) is the steadier measure. Per run is "
+        "the probe's CPU time divided by its three runs, against one plain run.",
         "",
-        "| Workload | Plain | `repro-lint probe` | Per run | Processes recorded per run | Ops per run | Verdict |",
+        "| Workload | Plain: wall, CPU | `repro-lint probe`: wall, CPU | CPU per run vs plain | Processes recorded per run | Ops per run | Verdict |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, plain_wall, recorded, processes, ops_run, status in multi:
+    for name, plain_wall, recorded, plain_cpu, recorded_cpu, processes, ops_run, status in multi:
         lines.append(
-            f"| {name} | {plain_wall:.1f} s | {recorded:.1f} s | {recorded / 3 / plain_wall:.1f}× | {processes} | "
-            f"{ops_run} | {status} |"
+            f"| {name} | {plain_wall:.1f} s, {plain_cpu:.1f} s | {recorded:.1f} s, {recorded_cpu:.1f} s | "
+            f"{recorded_cpu / 3 / plain_cpu:.1f}× | {processes} | {ops_run} | {status} |"
         )
     lines.append("")
     text = "\n".join(lines)

@@ -4,6 +4,8 @@ cannot. Each scenario is small: these start many Python processes that import to
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .helpers import marker_line
@@ -30,6 +32,9 @@ def test_dataloader_worker_divergence_is_found_in_the_worker(probe):
     # the text report names the process too
     text = probe("loader_workers.py", "--no-deterministic-run", fmt="text")
     assert "First divergence in main/worker" in text.stdout
+    # and the seeding calls it judged: the worker_init_fn's reseed from entropy
+    reseed = marker_line("loader_workers.py", "from entropy")
+    assert re.search(rf"Seeding of numpy judged: .*loader_workers\.py:{reseed} \(from entropy\)", " ".join(text.stdout.split()))
 
 
 def test_seeded_dataloader_workers_are_identical(probe):

@@ -242,3 +242,23 @@ def test_a_difference_reaching_python_state_or_the_end_fails():
     assert "numpy" in _judged(a, b).reason
     # runs stopped at different points: what a difference reaches cannot be followed
     assert _judged(_unit_trace(base), _unit_trace(same_ops), uneven=True).reaches
+
+
+def test_text_header_counts_ops_of_each_run_when_they_differ():
+    import io
+
+    from repro_lint.probe.console import make_console
+    from repro_lint.probe.render import render_text
+
+    report = {
+        "target": {"kind": "script", "path": "train.py", "args": []}, "settings": {"device": "cpu"}, "device": "cpu",
+        "status": "diverged", "runs": [
+            {"role": "compared", "ops": 120, "processes": 3, "stop_reason": None},
+            {"role": "compared", "ops": 118, "processes": 3, "stop_reason": None},
+        ],
+        "divergence": None, "findings": [], "rng": {"draws": []}, "processes": [],
+        "deterministic_audit": {"status": "skipped", "alerts": []}, "cuda_nondeterministic_ops": [],
+    }
+    out = io.StringIO()
+    render_text(report, make_console(out))
+    assert "120 / 118 ops recorded in 3 processes" in out.getvalue()

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -101,6 +102,12 @@ def _main(argv: list[str]) -> int:
         args = _parser().parse_args(own)
     except SystemExit as exc:  # --help
         return 0 if exc.code == 0 else 2
+    if os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("TORCHELASTIC_RUN_ID") != "repro-lint-probe":
+        # every rank would run its own probe, with runs that cannot meet and one output file
+        raise _UsageError(
+            "repro-lint probe: started by torchrun; run `repro-lint probe --nproc-per-node N SCRIPT` instead, "
+            "which starts and records the ranks itself"
+        )
     target = _target(args, script_args)
     if args.runs < 2:
         raise _UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
@@ -130,7 +137,8 @@ def _main(argv: list[str]) -> int:
     if args.no_deterministic_run:
         plans = plans[:-1]
     progress = _Progress(len(plans))
-    with tempfile.TemporaryDirectory(prefix="repro-lint-probe-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="repro-lint-probe-")
+    try:
         outcomes = []
         audit = audit_failure = None
         for plan in plans:
@@ -152,6 +160,9 @@ def _main(argv: list[str]) -> int:
                 audit = outcome
             else:
                 outcomes.append(outcome)
+    finally:
+        # helpers of the program (resource trackers) may still write there as they end
+        shutil.rmtree(tmp, ignore_errors=True)
     report = build_report(
         target=target,
         settings=settings,

@@ -197,6 +197,8 @@ def _prepare_interpreter(target: dict) -> None:
 def _user_roots(target: dict) -> list[str]:
     if target["kind"] == "script":
         return [target["path"]]
+    if target["module"].split(".")[0] in ("torch", "numpy", "repro_lint"):
+        return []  # a launcher (`-m torch.distributed.run`): the user's code is the script it runs
     try:
         spec = importlib.util.find_spec(target["module"].split(".")[0])
     except Exception:

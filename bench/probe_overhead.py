@@ -1,6 +1,6 @@
 """What recording costs: a small CPU training loop timed plain and under the probe's recorder.
 
-    python bench/probe_overhead.py [--steps N] [--repeat R] [--threads T] [--write bench/PROBE.md]
+    python bench/probe_overhead.py [--steps N] [--multi-steps M] [--repeat R] [--threads T] [--write bench/PROBE.md]
 
 Three in-process timings of the same loop (after one warm-up step each): plain, recorded
 with locations only (as in the deterministic-algorithms run), and recorded with
@@ -190,6 +190,7 @@ def _cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--multi-steps", type=int, default=200, help="steps of the multi-process workloads")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: torch's)")
     parser.add_argument("--write", type=Path, help="write the results as a markdown section to this file")
@@ -215,7 +216,7 @@ def main() -> None:
              ["--nproc-per-node", "2"]),
         ):
             path = Path(tmp) / ("multi_" + str(len(multi)) + ".py")
-            path.write_text(source.replace("STEPS", str(args.steps)))
+            path.write_text(source.replace("STEPS", str(args.multi_steps)))
             plain_wall, plain_cpu = _timed([sys.executable, *plain_cmd, str(path)], args.repeat, args.threads)
             report = Path(tmp) / "m.json"
             recorded, recorded_cpu = _timed([*probe[:-3], *probe_opts, "-o", str(report), str(path)], 1, args.threads)
@@ -235,7 +236,8 @@ def main() -> None:
         "## Probe overhead",
         "",
         f"Measured {datetime.date.today().isoformat()} with "
-        f"`python bench/probe_overhead.py --steps {args.steps} --repeat {args.repeat} --threads {args.threads}`",
+        f"`python bench/probe_overhead.py --steps {args.steps} --multi-steps {args.multi_steps} --repeat {args.repeat} "
+        f"--threads {args.threads}`",
         f"on {_cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__},",
         f"{args.threads} torch thread(s), load average {os.getloadavg()[0]:.1f} when it finished (a shared machine:",
         "absolute times vary with the load; the relative cost of recording is what to read).",
@@ -255,7 +257,8 @@ def main() -> None:
         "",
         "### Work in several processes",
         "",
-        f"The same net for {args.steps} steps, as a whole command: plain (`python script.py`, or `python -m "
+        f"The same net for {args.multi_steps} steps (enough that training, not starting Python and importing torch, "
+        "dominates), as a whole command: plain (`python script.py`, or `python -m "
         "torch.distributed.run --nproc-per-node 2 script.py`; median of "
         f"{args.repeat}) and `repro-lint probe` (three runs, every process recorded). Wall times on a shared "
         "machine follow its load; CPU time (user + system of every process) is the steadier measure. Per run is "

@@ -135,11 +135,25 @@ def test_unknown_worker_count_is_not_provably_zero(project):
 
 
 # -- RPL301 fixes ---------------------------------------------------------------------
-def test_rpl301_fix_adds_a_seeded_generator_with_the_seed_spec(project):
+def test_rpl301_in_a_library_without_a_seed_gets_no_fix_and_says_why(project):
+    # a SEED constant in a library would replace the seed of every program importing it
     f = check(project, {"lib.py": """
         from torch.utils.data import DataLoader
         def build(ds):
             return DataLoader(ds, shuffle=True)
+    """})
+    finding = one(f, "RPL301")
+    assert finding.fix is None
+    assert "not fixed automatically: no seed is in scope here" in finding.message
+
+
+def test_rpl301_fix_in_an_entry_script_without_a_seed_adds_the_constant(project):
+    f = check(project, {"train.py": """
+        from torch.utils.data import DataLoader
+        def build(ds):
+            return DataLoader(ds, shuffle=True)
+        if __name__ == "__main__":
+            print(list(build(list(range(4)))))
     """})
     fix = one(f, "RPL301").fix
     assert fix.safety == "safe"
@@ -183,11 +197,12 @@ def test_rpl301_fix_does_not_pass_an_unseeded_generator(project):
     f = check(project, {"lib.py": """
         import torch
         from torch.utils.data import DataLoader
-        def build(ds):
+        def build(ds, seed):
             g = torch.Generator()
             return DataLoader(ds, shuffle=True)
     """})
-    assert one(f, "RPL301").fix.edits[0].value.startswith("{mod:torch}.Generator()")
+    add, spec = one(f, "RPL301").fix.edits
+    assert add.value.startswith("{mod:torch}.Generator()") and spec == SeedSpec("seed")
 
 
 def test_no_fix_when_a_kwargs_dict_may_already_hold_the_keyword(project):

@@ -29,7 +29,11 @@ if __name__ == "__main__":
     main()
 '''
 
-GENERATOR = "import numpy as np\n\nrng = np.random.default_rng()\n"
+# a program with determinism intent (the cuDNN flag) and no seed of its own: RPL102's fix adds `SEED`
+GENERATOR = (
+    "import numpy as np\nimport torch\n\ntorch.backends.cudnn.benchmark = False\nrng = np.random.default_rng()\n\n"
+    'if __name__ == "__main__":\n    print(rng.random())\n'
+)
 
 
 def test_fix_reports_fixed_and_remaining(cli, project):
@@ -63,8 +67,9 @@ def test_diff_prints_and_writes_nothing(cli, project):
     r = cli("--diff", "--no-cache", ".", cwd=project.root)
     assert r.returncode == 1, r.stderr
     assert r.stdout == (
-        "--- a/lib.py\n+++ b/lib.py\n@@ -1,3 +1,5 @@\n import numpy as np\n \n-rng = np.random.default_rng()\n"
-        "+SEED = 0\n+\n+rng = np.random.default_rng(seed=SEED)\n"
+        "--- a/lib.py\n+++ b/lib.py\n@@ -1,8 +1,10 @@\n import numpy as np\n import torch\n \n+SEED = 0\n+\n"
+        " torch.backends.cudnn.benchmark = False\n-rng = np.random.default_rng()\n+rng = np.random.default_rng(seed=SEED)\n"
+        ' \n if __name__ == "__main__":\n     print(rng.random())\n'
     )
     assert path.read_text() == GENERATOR and path.stat().st_mtime_ns == before
     path.write_text("x = 1\n")
@@ -80,10 +85,13 @@ def test_diff_marks_missing_final_newline(cli, project):
 
 
 def test_noqa_findings_are_not_fixed(cli, project):
-    path = project("lib.py", "import numpy as np\n\nrng = np.random.default_rng()  # noqa: RPL102\n")
+    path = project("lib.py", GENERATOR)
+    assert "RPL102" in cli("--no-cache", ".", cwd=project.root).stdout
+    suppressed = GENERATOR.replace("default_rng()\n", "default_rng()  # noqa: RPL102\n")
+    path.write_text(suppressed)
     r = cli("--fix", "--no-cache", ".", cwd=project.root)
     assert r.returncode == 0 and "All checks passed." in r.stdout
-    assert path.read_text() == "import numpy as np\n\nrng = np.random.default_rng()  # noqa: RPL102\n"
+    assert path.read_text() == suppressed
 
 
 # -- a test-only unsafe fix: RPL102's fix, marked unsafe, in a subprocess ---------------------
@@ -118,7 +126,7 @@ def run_patched(runner: str, *args, cwd):
 def test_unsafe_fixes_need_the_flag(project):
     path = project("lib.py", GENERATOR)
     r = run_patched(UNSAFE_RUNNER, "--no-cache", ".", cwd=project.root)
-    assert "lib.py:3:7: RPL102" in r.stdout and "[-]" in r.stdout
+    assert "lib.py:5:7: RPL102" in r.stdout and "[-]" in r.stdout
     assert "fix (unsafe, --unsafe-fixes)" in r.stdout
     assert "1 more fixable with --unsafe-fixes." in r.stdout
     r = run_patched(UNSAFE_RUNNER, "--no-cache", "--format", "json", ".", cwd=project.root)
@@ -148,7 +156,7 @@ def test_safe_fix_shown_in_every_format(cli, project):
     r = cli("--no-cache", ".", cwd=project.root)
     assert "[*]" in r.stdout and "fix (safe, --fix): pass a seed to `default_rng`" in r.stdout
     r = cli("--no-cache", "--format", "concise", ".", cwd=project.root)
-    assert r.stdout.startswith("lib.py:3:7: RPL102 ") and " [*]\n" in r.stdout
+    assert r.stdout.startswith("lib.py:5:7: RPL102 ") and " [*]\n" in r.stdout
     r = cli("--no-cache", "--format", "json", ".", cwd=project.root)
     assert json.loads(r.stdout)["findings"][0]["fix"]["safety"] == "safe"
     r = cli("--no-cache", "--format", "sarif", ".", cwd=project.root)

@@ -56,8 +56,8 @@ def test_fixes_revealed_by_a_fix_are_applied_in_later_rounds(project, patch_rule
     assert outcome.errors == []
     assert outcome.fixed == 2
     assert path.read_text() == (
-        "import random\n\nMARKER = 1\n\nSEED = 0\n\n\ndef main():\n    random.seed(SEED)\n    print(random.random())\n\n\n"
-        "if __name__ == \"__main__\":\n    main()\n"
+        "import random\n\nMARKER = 1\n\nSEED = 0\n\n\ndef main():\n    print(random.random())\n\n\n"
+        "if __name__ == \"__main__\":\n    random.seed(SEED)\n    main()\n"
     )
     assert fix(project.root).changed_paths == []  # idempotent
 
@@ -86,7 +86,7 @@ def test_the_rule_whose_fix_adds_a_finding_is_blamed(project, patch_rule):
             yield dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, edits=finding.fix.edits + (extra,)))
 
     patch_rule("RPL101", hashseed)
-    project("lib.py", "import numpy as np\n\nrng = np.random.default_rng()\n")
+    project("lib.py", "import numpy as np\n\nnp.random.seed(1)\nrng = np.random.default_rng()\n")
     (project.root / "train.py").write_text(TRAIN.replace("import random\n", "import random\n\nimport numpy as np\n\nrng = np.random.default_rng()\n"))
     outcome = fix(project.root)
     assert [e.split(": fix not applied")[0] for e in outcome.errors] == ["train.py: RPL101"]

@@ -19,8 +19,12 @@ from repro_lint.fix import engine as fix_engine
 from repro_lint.fix import writer
 from repro_lint.fix.engine import apply_fixes
 
-GENERATOR = "import numpy as np\n\nrng = np.random.default_rng()\n"
-FIXED = "import numpy as np\n\nSEED = 0\n\nrng = np.random.default_rng(seed=SEED)\n"
+# a program with determinism intent and no seed of its own: RPL102's fix adds `SEED`
+GENERATOR = (
+    "import numpy as np\nimport torch\n\ntorch.backends.cudnn.benchmark = False\nrng = np.random.default_rng()\n\n"
+    'if __name__ == "__main__":\n    print(rng.random())\n'
+)
+FIXED = GENERATOR.replace("import torch\n\n", "import torch\n\nSEED = 0\n\n").replace("default_rng()", "default_rng(seed=SEED)")
 
 
 def fix(root: Path, write: bool = True):

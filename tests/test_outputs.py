@@ -11,8 +11,10 @@ import sarif_om
 BAD = """import numpy as np
 import random
 
+import torch
 from lib import pick
 
+torch.backends.cudnn.benchmark = False
 rng = np.random.default_rng()
 
 
@@ -116,21 +118,21 @@ def test_github_annotations(cli, bad_project):
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("::warning file=train.py,line=6,col=7,endLine=6,endColumn=30,title=RPL102 unseeded-generator::RPL102 ")
+    assert lines[0].startswith("::warning file=train.py,line=8,col=7,endLine=8,endColumn=30,title=RPL102 unseeded-generator::RPL102 ")
     assert all(l.startswith("::warning file=train.py,line=") for l in lines)
 
 
 def test_concise_marks_fixable(cli, bad_project):
     r = cli("--format", "concise", "--no-cache", cwd=bad_project.root)
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("train.py:6:7: RPL102") and lines[0].endswith("[*]")
+    assert lines[0].startswith("train.py:8:7: RPL102") and lines[0].endswith("[*]")
     assert lines[-1] == "Found 3 findings (RPL101: 2, RPL102: 1). 3 fixable with --fix."
 
 
 def test_text_shows_related_and_fix(cli, bad_project):
     r = cli("--no-cache", cwd=bad_project.root, env={"NO_COLOR": "1"})
     assert "= related: lib.py:4:12: also draws from python: `random.random`" in r.stdout
-    assert "= fix (safe, --fix): seed python at the start of the program" in r.stdout
+    assert "= fix (safe, --fix): seed python with a new constant `SEED = 0` where the program starts" in r.stdout
 
 
 def test_color_only_on_terminals_without_no_color(bad_project):

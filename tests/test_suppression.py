@@ -3,6 +3,7 @@
 SRC = """import os
 import numpy as np
 
+np.random.seed(0)
 os.environ["PYTHONHASHSEED"] = "0"{c1}
 rng = np.random.default_rng(){c2}
 """

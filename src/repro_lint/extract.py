@@ -40,6 +40,8 @@ _Name = ast.Name
 _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
+# Events that record the `if` they sit in (see `Extractor.guards`).
+_GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
@@ -69,6 +71,9 @@ class Extractor:
         self.scope = MODULE_SCOPE
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         self.no_grad = 0
+        # the `if` whose body is being walked, innermost last (None: an `else` branch);
+        # seeds and flags record theirs, so that a fix can repeat the user's condition
+        self.guards: list[Optional[ast.expr]] = []
         self.func: Optional[FunctionInfo] = None
         self.hooks_for, self.hooks_any = _call_hook_table(tuple(CALL_HOOKS))
         self.class_stack: list[str] = []
@@ -100,6 +105,8 @@ class Extractor:
         return (line, self.col(line, node.col_offset), end_line, self.col(end_line, end_col))
 
     def add(self, kind: str, node: ast.AST, **data: Any) -> Event:
+        if self.guards and kind in _GUARDED:
+            data["guard"] = self._guard()
         line, col, end_line, end_col = self.span(node)
         stmt = self.stmt_node
         ev = Event(kind, line, col, end_line, end_col, self.span(stmt) if stmt is not None else (line, col, end_line, end_col), data)
@@ -258,11 +265,20 @@ class Extractor:
                 self.info.imports.append((qual, line, col, end_line, end_col, self.scope))
         elif t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
             self._visit_assign(stmt)
-        elif t is ast.If or t is ast.While:
+        elif t is ast.If:
+            self._visit_header(stmt.test)  # type: ignore[attr-defined]
+            self.guards.append(stmt.test)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.guards[-1] = None
+            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
+            self.guards.pop()
+        elif t is ast.While:
+            self._loop(stmt)
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
         elif t is ast.For or t is ast.AsyncFor:
+            self._loop(stmt)
             self._visit_header(stmt.iter)  # type: ignore[attr-defined]
             self._bind_targets(stmt.target)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
@@ -293,6 +309,26 @@ class Extractor:
                 self._visit_stmts(case.body)
         else:
             self._visit_header(stmt)
+
+    def _guard(self) -> Optional[tuple[str, frozenset]]:
+        """The condition under which the current statement runs, as (source text, names it
+        reads); None when it sits in an `else` branch (no one condition to repeat)."""
+        if None in self.guards:
+            return None
+        tests = self.guards
+        texts = [self.text_of(t) for t in tests]
+        if len(texts) > 1:
+            texts = [f"({x})" if type(t) in (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda) else x for t, x in zip(tests, texts)]
+        names = frozenset(n.id for t in tests for n in ast.walk(t) if type(n) is _Name)  # type: ignore[attr-defined]
+        return (" and ".join(texts), names)
+
+    def _loop(self, stmt: ast.stmt) -> None:
+        """Where a loop is: what is called inside it runs more than once (fixes never put a
+        program's seeding there)."""
+        loops = self.info.loops.get(self.scope)
+        if loops is None:
+            loops = self.info.loops[self.scope] = []
+        loops.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
 
     def _visit_header(self, node: ast.AST) -> None:
         """Find the calls in an expression (or simple statement)."""
@@ -425,7 +461,8 @@ class Extractor:
         if is_hydra:
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.guards)
+        self.guards = []
         self.prefix = [*self.prefix, node.name]
         self.scope = qual
         self.func = info
@@ -441,7 +478,7 @@ class Extractor:
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.guards = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:

@@ -128,6 +128,9 @@ class ModuleInfo:
         self.calls: dict[str, list[tuple]] = {}
         # Module-level names bound to simple literals (SEED = 1234, WORKERS = 0).
         self.constants: dict[str, Any] = {}
+        # (line, end_line) of every `for`/`while` statement, per scope: what is called there
+        # runs more than once
+        self.loops: dict[str, list[tuple[int, int]]] = {}
         self.main_block: Optional[tuple[int, int, int]] = None  # (line, end_line, body first line)
         self.module_work = False
         self.hydra_mains: list[str] = []

@@ -125,3 +125,21 @@ def has_kwargs(call: ast.Call) -> bool:
 
 # Source order of nodes (a C-level key: sorting runs for most statements of a project).
 call_order = operator.attrgetter("lineno", "col_offset")
+
+
+def argparse_dest(node: ast.Call) -> Optional[str]:
+    """The attribute an `add_argument(...)` call stores its value in (`--num-workers` gives
+    `num_workers`, `dest=` wins), or None when it cannot be read."""
+    for kw in node.keywords:
+        if kw.arg == "dest":
+            value = literal(kw.value)
+            return value if isinstance(value, str) and value else None
+    opts = [o for o in (literal(a) for a in node.args) if isinstance(o, str)]
+    longs = [o for o in opts if o.startswith("--")]
+    if longs:
+        return longs[0][2:].replace("-", "_") or None
+    if opts and not opts[0].startswith("-"):
+        return opts[0]
+    if opts:
+        return opts[0].lstrip("-").replace("-", "_") or None
+    return None

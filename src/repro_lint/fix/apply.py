@@ -26,7 +26,7 @@ from repro_lint.fix.imports import OTHER, Context, Imports
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 
 SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*))\}")
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
@@ -49,6 +49,7 @@ class _Item:
     style: str  # "import", "section" (after the imports), "before" (an anchor), "plain"
     section: int = OTHER
     name: str = ""
+    guard: str = ""
 
 
 @dataclass
@@ -161,6 +162,17 @@ class Planner:
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
                 return expr
+            if match.group(3):
+                # a submodule by the name the file already has for it (`cudnn` after `import
+                # torch.backends.cudnn as cudnn`), else as an attribute of its package
+                bound = self.imports.bound(match.group(3), ctx)
+                if bound is not None:
+                    return bound
+                root, _, rest = match.group(3).partition(".")
+                expr, stmt = self.imports.ref(root, ctx, local_ok)
+                if stmt and stmt not in local:
+                    local.append(stmt)
+                return f"{expr}.{rest}" if rest else expr
             expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
             if stmt and stmt not in local:
                 local.append(stmt)
@@ -287,7 +299,7 @@ class Planner:
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style))
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=edit.guard))
 
     def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
         """Whether the block already holds every statement to insert (the fix was applied,
@@ -425,7 +437,7 @@ class _Transformer(cst.CSTTransformer):
         """The statements inserted at a point, with tidy blank lines; and the next statement
         (its blank lines adjusted)."""
         imports = sorted((i for i in point.items if i.group == _IMPORTS), key=lambda i: (i.section, i.name))
-        others = sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+        others = _guarded(sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq)))
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
@@ -467,6 +479,28 @@ class _Transformer(cst.CSTTransformer):
                     out[0] = out[0].with_changes(leading_lines=list(nxt.leading_lines))
                     nxt = nxt.with_changes(leading_lines=[])
         return out, nxt
+
+
+def _guarded(items: list) -> list:
+    """Items inserted under the same guard become one `if <guard>:` holding their
+    statements, where the first of them goes."""
+    out: list = []
+    shared: dict = {}
+    for item in items:
+        if not item.guard:
+            out.append(item)
+            continue
+        first = shared.get(item.guard)
+        if first is None:
+            first = shared[item.guard] = _Item(item.group, item.order, item.seq, [], item.style, item.section, item.name, item.guard)
+            out.append(first)
+        first.stmts.extend(item.stmts)
+    for guard, item in shared.items():
+        node = cst.parse_statement(f"if {guard}:\n    pass\n")
+        assert isinstance(node, cst.If) and isinstance(node.body, cst.IndentedBlock)
+        body = [_with_blank_prefix(s, 0) for s in item.stmts]
+        item.stmts = [node.with_changes(body=node.body.with_changes(body=body, indent=None))]
+    return out
 
 
 _ATOMIC = (

@@ -7,6 +7,8 @@ nodes and applies them.
 Code templates may hold placeholders that the engine fills in per file:
 - `{mod:numpy}` — the local name of a module, importing it if the file lacks it
   (an existing `import numpy as np` is reused);
+- `{attr:torch.backends.cudnn}` — a submodule by the name the file already binds it to
+  (`cudnn` after `import torch.backends.cudnn as cudnn`), else `{mod:torch}.backends.cudnn`;
 - `{seed}` — the program's seed expression (see `SeedSpec`).
 """
 
@@ -54,6 +56,8 @@ class InsertStatements:
     each other (lower first; equal orders keep the order of the findings), so that the
     statements of several fixes come out as one block in a stable order.
     An `anchor` may also be the span of an expression: the statement that holds it is used.
+    With a `guard` (an expression's source), the statements run under `if <guard>:`; blocks
+    with the same guard inserted at the same point share one `if`.
     """
 
     where: str
@@ -62,6 +66,7 @@ class InsertStatements:
     function: Optional[str] = None
     key: str = ""
     order: int = 0
+    guard: str = ""
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,14 @@ class Imports:
         self.new.append(imp)
         return imp.expr, None
 
+    def bound(self, module: str, ctx: Context) -> Optional[str]:
+        """An expression naming `module` through an import the file already has, usable at
+        `ctx`; None when it has none."""
+        for name, expr, binding in self._existing(module):
+            if (ctx.late or binding.top < ctx.top) and self._shadow(name, ctx, module) == "free":
+                return expr
+        return None
+
     def _existing(self, module: str):
         """Module-level imports that name `module`, best first: (name, expression, binding)."""
         found = []

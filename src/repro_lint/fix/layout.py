@@ -331,8 +331,16 @@ def _neg(pos: Pos) -> Pos:
 
 
 def function_body_start(fn: cst.FunctionDef) -> int:
-    """Index in the function's body where statements go first: after its docstring."""
+    """Index in the function's body where statements go first: after its docstring and its
+    `global`/`nonlocal` declarations (which read best before any other statement)."""
     body = fn.body
-    if isinstance(body, cst.IndentedBlock) and body.body and is_docstring(body.body[0]):
-        return 1
-    return 0
+    if not isinstance(body, cst.IndentedBlock):
+        return 0
+    index = 1 if body.body and is_docstring(body.body[0]) else 0
+    while index < len(body.body) and _is_declaration(body.body[index]):
+        index += 1
+    return index
+
+
+def _is_declaration(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Global, cst.Nonlocal)) for s in stmt.body)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from repro_lint.findings import Finding, Fix
+from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, EnsureFunction
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
-from repro_lint.rules import Context, rule
+from repro_lint.rules import Context, location, placement, rule
 from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, _cat
-from repro_lint.rules.seeding import seed_spec
+from repro_lint.rules.seeding import MAX_RELATED
 
 
 # =====================================================================================
@@ -303,29 +303,39 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
         if not any(_draws_order(res, call, b) and not _given(b, "generator") for b in call.branches):
             continue
         fix = None
-        if "generator" not in call.star_keys and (target.fixable is None or "generator" in target.fixable):
+        why = placement.not_editable(info) or ""
+        if not why and "generator" not in call.star_keys and (target.fixable is None or "generator" in target.fixable):
             if ev.data["gens"]:
                 fix = Fix(
                     f"pass the seeded generator `{ev.data['gens'][-1]}`", "safe",
                     (AddKeyword(_span(ev), "generator", ev.data["gens"][-1]),),
                 )
             else:
-                fix = Fix(
-                    "pass `generator=torch.Generator().manual_seed(<seed>)`", "safe",
-                    (AddKeyword(_span(ev), "generator", fixes["generator"]), seed_spec(ctx, ctx.program_of(info), info, scope)),
-                )
+                spec = placement.seed_for(ctx, info, scope, ev.pos, generator=True)
+                if isinstance(spec, str):
+                    why = spec
+                elif spec is placement.INITIAL_SEED:
+                    fix = Fix(
+                        "pass `generator=torch.Generator().manual_seed(torch.initial_seed())`: the order follows the "
+                        "seed the program gave torch", "safe",
+                        (AddKeyword(_span(ev), "generator", fixes["generator-initial-seed"]),),
+                    )
+                else:
+                    seed = f"`{spec.expr}`" if spec.expr else f"a new constant `SEED = {spec.value}`"
+                    fix = Fix(
+                        f"pass `generator=torch.Generator().manual_seed(...)` seeded with {seed}", "safe",
+                        (AddKeyword(_span(ev), "generator", fixes["generator"]), spec),
+                    )
         if target.kind == "loader":
             what = f"`{target.api}` shuffles without `generator=`: its order (and its workers' base seed)"
         elif target.api == "random_split":
             what = "`random_split` without `generator=`: its split"
         else:
             what = f"`{target.api}` without `generator=`: its order"
-        yield ctx.finding(
-            "RPL301", info, ev,
-            f"{what} is drawn from torch's global generator, so it changes whenever other code "
-            "draws from that generator first",
-            fix=fix,
-        )
+        message = f"{what} is drawn from torch's global generator, so it changes whenever other code draws from that generator first"
+        if fix is None and why:
+            message += f" (not fixed automatically: {why})"
+        yield ctx.finding("RPL301", info, ev, message, fix=fix)
 
 
 def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
@@ -343,15 +353,11 @@ def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
 # -- RPL302 ---------------------------------------------------------------------------
 @rule("RPL302", per="module")
 def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
-    for res, scope, ev, call in _loader_calls(ctx, info):
-        target = call.target
-        if target.kind != "loader":
-            continue
-        workers = _workers(res, call)
-        if workers is None:
-            continue
-        if (info.module, scope) in _worker_seeded_scopes(ctx):
-            continue
+    lightning = _lightning_programs(ctx)
+    for res, scope, ev, call, workers in _unseeded_worker_loaders(ctx, info):
+        programs = placement.programs_reaching(ctx, info, scope)
+        if programs and all(id(p) in lightning for p in programs):
+            continue  # reported once, at the program's `seed_everything` call, where the fix goes
         held = []
         dataset = call.named.get("dataset")
         if dataset is not None:
@@ -359,8 +365,77 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
                 held.extend(res.held_generators(key))
         # the documented seed_worker does not reseed the dataset's own generator: a fix
         # would silence the finding and leave the duplicated draws in place
-        fix = None if held else _worker_fix(ctx, res, ev, call)
-        yield ctx.finding("RPL302", info, ev, _worker_message(target, workers, held), fix=fix)
+        fix = None if held or placement.not_editable(info) else _worker_fix(ctx, res, ev, call)
+        yield ctx.finding("RPL302", info, ev, _worker_message(call.target, workers, held), fix=fix)
+    program = ctx.program_of(info)
+    if program is not None and id(program) in lightning:
+        finding = _lightning_finding(ctx, program, lightning[id(program)])
+        if finding is not None:
+            yield finding
+
+
+def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> list:
+    """The module's DataLoaders with workers that may be non-zero and no `worker_init_fn=`
+    (none reached by a program that seeds its workers through Lightning):
+    (resolver, scope, event, call, how the workers are described). Worked out once per module."""
+    cache = ctx.__dict__.setdefault("_unseeded_worker_loaders", {})
+    hit = cache.get(info.module)
+    if hit is None:
+        hit = []
+        for res, scope, ev, call in _loader_calls(ctx, info):
+            if call.target.kind != "loader":
+                continue
+            workers = _workers(res, call)
+            if workers is None or (info.module, scope) in _worker_seeded_scopes(ctx):
+                continue
+            hit.append((res, scope, ev, call, workers))
+        cache[info.module] = hit
+    return hit
+
+
+def _lightning_programs(ctx: Context) -> dict:
+    """Programs that seed with Lightning's `seed_everything` without `workers=True`, by id:
+    the call in the entry module to add it to (worked out once per check)."""
+    cached = ctx.__dict__.get("_lightning_programs")
+    if cached is not None:
+        return cached
+    out: dict = {}
+    for program in ctx.programs:
+        calls = [ev for info, _, ev in program.events("workerseed")]
+        if calls and not any(ev.data.get("on", True) for ev in calls):
+            own = [ev for scope, ev in program.entry.all_events("workerseed")]
+            if own and not program.entry.is_test:
+                out[id(program)] = own[0]
+    ctx.__dict__["_lightning_programs"] = out
+    return out
+
+
+def _lightning_finding(ctx: Context, program, ev) -> Optional[Finding]:
+    """RPL302 for a Lightning program: at its `seed_everything` call, naming the loaders.
+    Lightning gives every loader without a `worker_init_fn` its own rank-aware one when
+    asked to with `workers=True`; a `worker_init_fn` added next to it would replace that."""
+    index = ctx.index
+    loaders = []
+    for mod in dict.fromkeys(m for m, _ in program.scopes):
+        minfo = index.modules[mod]
+        for _, scope, lev, call, workers in _unseeded_worker_loaders(ctx, minfo):
+            if (mod, scope) in program.scope_set:
+                loaders.append((minfo, lev, call, workers))
+    if not loaders:
+        return None
+    api = ev.data["api"].rpartition(".")[2]
+    related = [
+        Related(location(minfo, lev), f"`{call.target.api}` with {workers}, no `worker_init_fn=`")
+        for minfo, lev, call, workers in loaders[:MAX_RELATED]
+    ]
+    n = len(loaders)
+    what = f"{n} DataLoader{'s' if n != 1 else ''} with workers"
+    message = (
+        f"`{api}(...)` without `workers=True`: {what} in this program get no per-worker seeding; "
+        "Lightning installs its rank-aware `worker_init_fn` on every loader without one only with `workers=True`"
+    )
+    fix = Fix(f"pass `workers=True` to `{api}`", "safe", (AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), "workers", "True"),))
+    return ctx.finding("RPL302", program.entry, ev, message, related, fix=fix)
 
 
 def _workers(res: _Resolver, call: _Call) -> Optional[str]:
@@ -388,7 +463,7 @@ def _worker_seeded_scopes(ctx: Context) -> set:
         return cached
     out: set = set()
     for program in ctx.programs:
-        if any(True for _ in program.events("workerseed")):
+        if any(ev.data.get("on", True) for _, _, ev in program.events("workerseed")):
             out |= program.scope_set
     ctx.__dict__["_worker_seeded_scopes"] = out
     return out

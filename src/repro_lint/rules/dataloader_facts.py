@@ -30,7 +30,7 @@ from typing import Any, Optional
 from repro_lint import catalog, extract
 from repro_lint.extract import Extractor
 from repro_lint.model import MODULE_SCOPE
-from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
+from repro_lint.syntax import NOT_LITERAL, argparse_dest, get_arg, has_kwargs, literal
 
 FACTS = "dataloading"  # key in ModuleInfo.extra
 UNKNOWN = ("unknown",)
@@ -300,9 +300,11 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 scopes.append(ex.scope)
             return
         if qual in cat["worker_seeders"]:
+            # `on`: workers are seeded (a literal True, or the user's own value); without it,
+            # the call is where RPL302's fix switches them on
             arg = get_arg(node, cat["workers_arg"], cat["workers_kw"])
-            if arg is not None and literal(arg) is True:
-                ex.add("workerseed", node, api=qual)
+            on = arg is not None and literal(arg) not in (False, None, 0)
+            ex.add("workerseed", node, api=qual, on=on)
             return
         if qual not in cat["loaders"] and qual not in cat["random"] and (qual.split(".", 1)[0] in ex.m.external_roots or not _worth_keeping(node)):
             return
@@ -374,22 +376,7 @@ def _worth_keeping(node: ast.Call) -> bool:
 
 
 def _argparse(ex: Extractor, node: ast.Call) -> None:
-    dest = None
-    for kw in node.keywords:
-        if kw.arg == "dest":
-            value = literal(kw.value)
-            dest = value if isinstance(value, str) else None
-            break
-    else:
-        opts = [literal(a) for a in node.args]
-        opts = [o for o in opts if isinstance(o, str)]
-        longs = [o for o in opts if o.startswith("--")]
-        if longs:
-            dest = longs[0][2:].replace("-", "_")
-        elif opts and not opts[0].startswith("-"):
-            dest = opts[0]
-        elif opts:
-            dest = opts[0].lstrip("-").replace("-", "_")
+    dest = argparse_dest(node)
     if not dest:
         return
     default = next((kw.value for kw in node.keywords if kw.arg == "default"), None)

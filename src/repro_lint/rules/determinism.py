@@ -22,9 +22,10 @@ from repro_lint.syntax import NOT_LITERAL, get_arg, literal
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
-from repro_lint.rules import Context, location, rule
+from repro_lint.model import Event, ModuleInfo
+from repro_lint.rules import Context, location, placement, rule
 from repro_lint.rules.torch_target import Target, torch_target
+from repro_lint.rules.training import training_of
 
 CUDNN_DETERMINISTIC = "torch.backends.cudnn.deterministic"
 CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
@@ -77,6 +78,9 @@ def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
     for ev in reversed(ex.info.events.get(ex.scope, ())):
         if ev.kind == "flag" and ev.data.get("assign") == span:
             ev.data["value_span"] = ex.span(value)
+            if ev.data["value"] is None:  # the user's switch (`args.deterministic`): fixes reuse it
+                ev.data["value_text"] = ex.text_of(value)
+                ev.data["value_names"] = frozenset(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
         elif ev.line < stmt.lineno:
             break
 
@@ -151,6 +155,9 @@ class State:
     trainers_off: list = field(default_factory=list)  # Trainer(deterministic=False)
     trainers_missing: list = field(default_factory=list)  # Trainer() without the keyword
     enabling: list = field(default_factory=list)  # (occurrence, warn_only) turning algorithms on
+    # setting -> [(occurrence, why it has no effect)]: set towards determinism, but after
+    # training starts, only in a launcher's parent or only in DataLoader workers
+    ignored: dict = field(default_factory=dict)
 
     def algorithms_mode(self) -> str:
         """"on", "warn" (every switch that turns them on has warn_only=True) or "off"."""
@@ -173,10 +180,18 @@ def _compute(ctx: Context, program: Program) -> State:
     cat = flags()
     st = State(intent=program.has_intent(), uses_torch=program.uses_torch())
     cublas = cat["cublas"]
+    training = training_of(ctx, program)
 
     def cover(names: Iterable[str], occ: Occurrence) -> None:
+        info, scope, ev = occ
+        # an environment variable is inherited by the processes started later: only its time
+        # counts; a framework's Trainer sets the flags in the processes it trains in
+        why = None if ev.kind == "trainer" else training.no_effect(info, scope, ev, inherited=ev.kind == "env")
         for name in names:
-            st.covered.setdefault(name, []).append(occ)
+            if why is None:
+                st.covered.setdefault(name, []).append(occ)
+            else:
+                st.ignored.setdefault(name, []).append((occ, why))
 
     for info, scope, ev in program.events("flag", "switch", "trainer", "env"):
         occ = (info, scope, ev)
@@ -194,7 +209,7 @@ def _compute(ctx: Context, program: Program) -> State:
                     st.wrong.setdefault(name, []).append(occ)
             else:
                 cover([*data["sets"], *spec.get("covers", ())], occ)
-                if ALGORITHMS in data["sets"]:
+                if ALGORITHMS in data["sets"] and ALGORITHMS in st.covered and st.covered[ALGORITHMS][-1] is occ:
                     st.enabling.append((occ, data.get("warn_only")))
         elif ev.kind == "trainer":
             value = data["deterministic"]
@@ -213,66 +228,7 @@ def _compute(ctx: Context, program: Program) -> State:
     return st
 
 
-# -- where findings go and where fixes insert ---------------------------------------------
-@dataclass(frozen=True)
-class Site:
-    pos: tuple
-    at: Any  # Event or span: where the finding is reported
-    anchor: tuple  # span of the statement (or an expression in it) to insert after
-    scope: str
-
-
-def _entry_scopes(program: Program) -> list[str]:
-    """The entry module's scopes in the program, outermost first: the module body, the
-    `__main__` block and the Hydra main, then the functions they call, and so on (so that
-    the call of a seeding helper wins over the seeding call inside it)."""
-    entry = program.entry
-    reached = {scope for mod, scope in program.scopes if mod == entry.module}
-    order = [s for s in (MODULE_SCOPE, MAIN_SCOPE, *entry.hydra_mains) if s in reached]
-    seen = set(order)
-    i = 0
-    while i < len(order):
-        for _, keys in program.index.callees(entry, order[i]):
-            for key in keys:
-                mod, scope = program.index.scope_of(key)
-                if mod == entry.module and scope in reached and scope not in seen:
-                    seen.add(scope)
-                    order.append(scope)
-        i += 1
-    return order + sorted(reached - seen)
-
-
-def torch_seed_site(ctx: Context, program: Program) -> Optional[Site]:
-    """The entry module's torch seeding statement: a seeding call, or a call of a project
-    seeder or framework helper that seeds torch; in the outermost scope that has one."""
-    from repro_lint.rules.seeding import main_body
-
-    index = ctx.index
-    entry = program.entry
-    # the program's main body is not a seeding helper, even when it draws nothing itself
-    bodies = {(entry.module, q) for q in (*entry.hydra_mains, main_body(ctx, program)[1]) if q}
-    for scope in _entry_scopes(program):
-        best: Optional[Site] = None
-        for ev in entry.events.get(scope, ()):
-            if ev.kind in ("seed", "seedcand") and "torch" in index.seed_sources(entry, ev):
-                if best is None or ev.pos < best.pos:
-                    best = Site(ev.pos, ev, ev.stmt, scope)
-        for call, keys in index.callees(entry, scope):
-            if any(index.scope_of(k) not in bodies and _seeds_torch(index.effects(k)) for k in keys):
-                pos = (call[2], call[3])
-                if best is None or pos < best.pos:
-                    best = Site(pos, tuple(call[2:6]), tuple(call[2:6]), scope)
-        if best is not None:
-            return best
-    return None
-
-
-def _seeds_torch(effects) -> bool:
-    """A seeding helper for torch: it seeds torch and draws nothing (unlike `main()`, which
-    seeds and then trains)."""
-    return "torch" in effects.seeds and not effects.draws
-
-
+# -- where findings go (where fixes go: `placement`) ------------------------------------------
 def _shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
     """The event seeds something or sets a determinism flag towards determinism
     (the per-event form of `Program.has_intent`)."""
@@ -313,14 +269,12 @@ def _function_intent(ctx: Context, key: str) -> bool:
 def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     """Where RPL401/RPL403 report: the torch seeding statement in the entry module, else the
     entry module's first statement that shows intent, else the import that brings it in."""
-    from repro_lint.rules.seeding import main_body
-
     entry = program.entry
-    site = torch_seed_site(ctx, program)
+    site = placement.torch_seed_site(ctx, program, effective=False)
     if site is not None:
         return entry, site.at
-    bodies = {(entry.module, q) for q in (*entry.hydra_mains, main_body(ctx, program)[1]) if q}
-    for scope in _entry_scopes(program):
+    bodies = placement.main_functions(ctx, program)
+    for scope in placement.entry_scopes(program):
         best: Optional[tuple] = None
         for ev in entry.events.get(scope, ()):
             if _shows_intent(ctx, entry, ev) and (best is None or ev.pos < best[0]):
@@ -340,42 +294,8 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     return entry, import_bringing(ctx, program, modules)
 
 
-def insert_point(ctx: Context, program: Program, after_flags: bool = False) -> dict:
-    """Where statements that set determinism flags go: right after the program's torch
-    seeding statement (`after_flags`: after the cuDNN flags that follow it), else where the
-    RPL101 fix puts the torch seed; in a Hydra app always inside the Hydra main function
-    (module-level settings are lost in launcher workers)."""
-    from repro_lint.rules.seeding import seeding_fix
-
-    entry = program.entry
-    hydra = entry.hydra_mains[0] if entry.hydra_mains else None
-    site = torch_seed_site(ctx, program)
-    if site is not None:
-        if hydra is None or site.scope not in (MODULE_SCOPE, MAIN_SCOPE):
-            anchor = site.anchor
-            for ev in entry.events.get(site.scope, ()) if after_flags else ():
-                # after the cuDNN flags that follow the seed in the same body
-                if ev.kind == "flag" and ev.data["name"] in (CUDNN_DETERMINISTIC, CUDNN_BENCHMARK) and ev.pos > site.pos:
-                    anchor = ev.stmt
-            return {"where": "after", "anchor": anchor}
-        return {"where": "body-start", "function": hydra}
-    fix = seeding_fix(ctx, program, "torch")
-    edit = next((e for e in (fix.edits if fix else ()) if isinstance(e, InsertStatements)), None)
-    if edit is not None:
-        if hydra is None or edit.where == "body-start" or edit.where == "after" and _inside(entry, hydra, edit.anchor):
-            return {"where": edit.where, "anchor": edit.anchor, "function": edit.function}
-    if hydra is not None:
-        return {"where": "body-start", "function": hydra}
-    return {"where": "after-imports"}
-
-
-def _inside(info: ModuleInfo, function: str, span: Optional[tuple]) -> bool:
-    fn = info.functions.get(function)
-    return fn is not None and span is not None and fn.line <= span[0] <= (fn.end_line or fn.line)
-
-
-def cublas_edit() -> InsertStatements:
-    return InsertStatements("after-imports", flags()["cublas"]["code"], key=KEY_CUBLAS)
+def cublas_edit(place: placement.Place) -> InsertStatements:
+    return place.insert(flags()["cublas"]["code"], key=KEY_CUBLAS)
 
 
 _TARGETS: "weakref.WeakKeyDictionary[Any, Target]" = weakref.WeakKeyDictionary()
@@ -407,6 +327,41 @@ def _value_fix(ev: Event, span_key: str, code: str, description: str, safety: st
 
 
 # -- RPL401 ---------------------------------------------------------------------------------
+def _without_effect(st: State, setting: str, what: str) -> tuple[str, list]:
+    """Message words and related locations for a setting made only where it has no effect."""
+    ignored = st.ignored.get(setting, [])
+    if not ignored:
+        return "", []
+    (info, _, ev), why = ignored[0]
+    related = [Related(location(i, e), f"{what}: no effect here ({w})") for (i, _, e), w in ignored[:5]]
+    return why, related
+
+
+def _framework_fix(ctx: Context, program: Program, st: State) -> Optional[Fix]:
+    """A Lightning Trainer built in the entry module: `deterministic=` is the switch (it sets the
+    cuDNN flags, deterministic algorithms and the cuBLAS workspace itself), "warn" when the
+    program reaches operations that raise or the configuration asks for warnings."""
+    entry = program.entry
+    lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
+    if not lightning:
+        return None
+    trainer = flags()["trainer"]
+    raising = raising_ops(program)
+    warn = _warn_only(ctx) or bool(raising)
+    value = f'"{trainer["warn-only-value"]}"' if warn else "True"
+    ev = lightning[0][2]
+    edit = AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), trainer["keyword"], value)
+    return Fix(f"pass {trainer['keyword']}={value} to the Trainer{_raising_words(raising)}", "safe" if warn else "unsafe", (edit,))
+
+
+def _raising_words(raising: list) -> str:
+    if not raising:
+        return ""
+    names = ", ".join(f"`{api}` (line {ev.line})" for _, ev, api in raising[:4])
+    more = f" and {len(raising) - 4} more" if len(raising) > 4 else ""
+    return f" (warnings only: the program reaches {names}{more}, which raise under deterministic algorithms on CUDA)"
+
+
 @rule("RPL401", per="program")
 def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
@@ -422,23 +377,43 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         )
     if CUDNN_DETERMINISTIC in st.covered or wrong:
         return
-    code = [flags()["flags"][CUDNN_DETERMINISTIC]["code"]]
-    if CUDNN_BENCHMARK not in st.covered and CUDNN_BENCHMARK not in st.wrong:
-        code.append(flags()["flags"][CUDNN_BENCHMARK]["code"])
-    edit = InsertStatements(code="\n".join(code) + "\n", key=KEY_CUDNN, order=ORDER_CUDNN, **insert_point(ctx, program))
+    fix = _framework_fix(ctx, program, st)
+    why_not = ""
+    if fix is None:
+        place = placement.flags_place(ctx, program)
+        if isinstance(place, str):
+            why_not = place
+        else:
+            code = [flags()["flags"][CUDNN_DETERMINISTIC]["code"]]
+            if CUDNN_BENCHMARK not in st.covered and CUDNN_BENCHMARK not in st.wrong:
+                code.append(flags()["flags"][CUDNN_BENCHMARK]["code"])
+            edit = place.insert("\n".join(code) + "\n", key=KEY_CUDNN, order=ORDER_CUDNN)
+            fix = Fix(_flags_description("set the cuDNN determinism flags", place), "safe", (edit,))
     note = ""
     if st.algorithms_mode() != "off":
         note = (
             " (`torch.use_deterministic_algorithms(True)` also selects deterministic cuDNN algorithms while it "
             "is on; the cuDNN flag keeps convolutions deterministic independently of it)"
         )
+    why, related = _without_effect(st, CUDNN_DETERMINISTIC, "`cudnn.deterministic` is set")
+    consequence = f"cuDNN may pick convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}"
+    if why:
+        message = f"`torch.backends.cudnn.deterministic = True` has no effect on the training: {why}. Without it, {consequence}"
+    else:
+        message = f"this program uses torch but never sets `torch.backends.cudnn.deterministic = True`: {consequence}"
+    if why_not:
+        message += f" (not fixed automatically: {why_not})"
     info, at = finding_site(ctx, program)
-    yield ctx.finding(
-        "RPL401", info, at,
-        "this program uses torch but never sets `torch.backends.cudnn.deterministic = True`: cuDNN may pick "
-        f"convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}",
-        fix=Fix("set the cuDNN determinism flags after the torch seed", "safe", (edit,)),
-    )
+    yield ctx.finding("RPL401", info, at, message, related, fix=fix)
+
+
+def _flags_description(what: str, place: placement.Place) -> str:
+    if place.where == "body-start" and place.function:
+        where = f"at the start of `{place.function}`, in the process that trains"
+        if place.guard:
+            where += f", under `if {place.guard}:`"
+        return f"{what} {where}"
+    return f"{what} after the torch seed"
 
 
 # -- RPL402 ---------------------------------------------------------------------------------
@@ -504,30 +479,46 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
         )
     if ALGORITHMS in st.covered or wrong or st.trainers_off:
         return
-    entry = program.entry
-    lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
-    if lightning:
-        # the Trainer sets the flag itself when it is built (older releases reset it to the
-        # keyword's default there), so the keyword is the fix
-        ev = lightning[0][2]
-        edits: tuple = (AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), trainer["keyword"], value_code),)
-        description = f"pass {trainer['keyword']}={value_code} to the Trainer"
-    else:
-        switch = flags()["switches"][USE_DETERMINISTIC]
-        code = switch["code-warn-only"] if warn else switch["code"]
-        point = insert_point(ctx, program, after_flags=True)
-        edits = (InsertStatements(code=code + "\n", key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS, **point),)
-        if cublas_needed(ctx, st) and flags()["cublas"]["variable"] not in st.wrong:
-            edits += (cublas_edit(),)
-        description = "turn deterministic algorithms on after the cuDNN flags"
-    info, at = finding_site(ctx, program)
-    yield ctx.finding(
-        "RPL403", info, at,
-        "this program never calls `torch.use_deterministic_algorithms(True)`: the cuDNN flags cover "
-        "convolutions only, other CUDA operations (scatter/index accumulation, pooling and interpolation "
-        "backwards, ...) stay nondeterministic",
-        fix=Fix(description, safety, edits),
+    fix = _framework_fix(ctx, program, st)
+    why_not = ""
+    if fix is None:
+        place = placement.flags_place(ctx, program, after_flags=True)
+        if isinstance(place, str):
+            why_not = place
+        else:
+            fix = _algorithms_fix(ctx, program, st, place)
+    why, related = _without_effect(st, ALGORITHMS, "deterministic algorithms are turned on")
+    consequence = (
+        "the cuDNN flags cover convolutions only, other CUDA operations (scatter/index accumulation, pooling "
+        "and interpolation backwards, ...) stay nondeterministic"
     )
+    if why:
+        message = f"`torch.use_deterministic_algorithms(True)` has no effect on the training: {why}. Without it, {consequence}"
+    else:
+        message = f"this program never calls `torch.use_deterministic_algorithms(True)`: {consequence}"
+    if why_not:
+        message += f" (not fixed automatically: {why_not})"
+    info, at = finding_site(ctx, program)
+    yield ctx.finding("RPL403", info, at, message, related, fix=fix)
+
+
+def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.Place) -> Fix:
+    """`torch.use_deterministic_algorithms(<switch>)` after the cuDNN flags: the user's switch
+    when the cuDNN flag is set from one; `warn_only=True` (and a safe fix) when the
+    configuration asks for it or the program reaches operations that would raise."""
+    raising = raising_ops(program)
+    warn = _warn_only(ctx) or bool(raising)
+    mode = place.switch or "True"
+    args = f"{mode}, warn_only=True" if warn else mode
+    code = f"{{mod:torch}}.use_deterministic_algorithms({args})\n"
+    edits: tuple = (place.insert(code, key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS),)
+    if cublas_needed(ctx, st) and flags()["cublas"]["variable"] not in st.wrong:
+        env = placement.environment_place(ctx, program)
+        if isinstance(env, placement.Place):
+            edits += (cublas_edit(env),)
+    what = "turn deterministic algorithms on" + (f" with the program's switch `{mode}`" if place.switch else "")
+    description = _flags_description(what, place).replace("after the torch seed", "after the cuDNN flags") + _raising_words(raising)
+    return Fix(description, "safe" if warn else "unsafe", edits)
 
 
 # -- RPL404 ---------------------------------------------------------------------------------
@@ -569,12 +560,23 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
                 fix=fix,
             )
         else:
+            env = placement.environment_place(ctx, program)
+            fix = None
+            if isinstance(env, placement.Place):
+                where = "after the imports" if env.where == "after-imports" else "where the program starts"
+                fix = Fix(f"set {variable} {where}", "safe", (cublas_edit(env),))
+            why, related = _without_effect(st, variable, f"{variable} is set")
+            said = f"is set only where it has no effect ({why})" if why else "is never set"
             yield ctx.finding(
                 "RPL404", info, ev,
-                f"`{api}(...)` turns deterministic algorithms on but {variable} is never set: {consequence}",
-                fix=Fix(f"set {variable} after the imports", "safe", (cublas_edit(),)),
+                f"`{api}(...)` turns deterministic algorithms on but {variable} {said}: {consequence}",
+                related, fix=fix,
             )
 
 
-# RPL405 registers itself from its own module.
-from repro_lint.rules import nondeterministic_ops  # noqa: E402,F401
+def raising_ops(program: Program) -> list:
+    return nondeterministic_ops.raising_ops(program)
+
+
+# RPL405 registers itself from its own module (it reads this module's `state_of`).
+from repro_lint.rules import nondeterministic_ops  # noqa: E402

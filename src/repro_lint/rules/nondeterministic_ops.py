@@ -283,3 +283,14 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
             else:
                 continue
             break
+
+
+def raising_ops(program: Program) -> list[tuple]:
+    """Calls the program reaches of operations that raise under
+    `torch.use_deterministic_algorithms(True)` on CUDA: (module info, event, api)."""
+    t = table()
+    out = []
+    for info, _, ev in program.events("ndop"):
+        if any(t.by_id[i]["with-deterministic-algorithms"] == "raises" for i in ev.data["ops"] if i in t.by_id):
+            out.append((info, ev, ev.data["api"]))
+    return out

@@ -1,0 +1,620 @@
+"""Where a fix's statements go and which seed they use: the one model every fix asks.
+
+The spec's section "Fixes: what they may change, where they go, which seed they use", as code:
+- Seeding calls go where the program starts, once: in the entry module's main body (the
+  Hydra main, else the `__main__` block, else the function it calls on the way to the draws,
+  as long as that runs once per run), after the seed they use is defined and before the
+  first statement that draws from the source; right after the program's own seeding
+  statement when that already runs before the draws.
+- Determinism flags go right after the program's torch seeding statement, in its block and
+  under its condition, in the process that trains: at the start of the function a launcher
+  (`mp.spawn`, submitit) runs when training is handed off, repeating the seed's condition.
+- The seed is the user's: the expression of the program's own seeding call where it is valid;
+  else its seed setting in scope (a `seed` parameter, `args.seed` where the parser defines
+  `--seed`, `cfg.seed` where the Hydra config defines it, `self.seed`); else, for a loader's
+  `generator=`, `torch.initial_seed()` when the program seeds torch; a new `SEED` constant
+  only in the entry module, as a last resort.
+- Nothing is added at module level of a library module (one another project module
+  imports), and test files are never edited. Where no place satisfies this, the fix is not
+  offered and the finding says why.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional, Union
+
+from repro_lint import catalog
+from repro_lint.fix.edits import InsertStatements, SeedSpec
+from repro_lint.index import Program
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.rules import Context, seed_settings
+from repro_lint.rules.training import training_of
+
+# A seed expression for a loader's `generator=` that follows the seed the program gave torch.
+INITIAL_SEED = SeedSpec("torch.initial_seed()")
+_END = (10**9, 0)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where inserted statements go (the arguments of an `InsertStatements`), and the seed
+    expression valid there."""
+
+    where: str
+    anchor: Optional[tuple] = None
+    function: Optional[str] = None
+    seed: Optional[SeedSpec] = None
+    guard: str = ""  # the inserted statements run under `if <guard>:`
+    module: str = ""  # the module the statements go into (the entry module unless said)
+    beside_seed: bool = False  # right after the program's own seeding statement
+    switch: str = ""  # the user's determinism switch in force there (`args.deterministic`)
+
+    def insert(self, code: str, key: str = "", order: int = 0) -> InsertStatements:
+        return InsertStatements(self.where, code, anchor=self.anchor, function=self.function, key=key, order=order, guard=self.guard)
+
+
+Placed = Union[Place, str]  # a place, or why there is none
+
+
+@dataclass(frozen=True)
+class Item:
+    """A draw or a seeding in a straight-line body: an event, or a call of project code."""
+
+    pos: tuple
+    kind: str  # "draw" or "seed"
+    sources: frozenset
+    at: object  # the Event, or the span of the call
+    name: str
+    keys: tuple = ()  # project functions the call reaches
+
+    @property
+    def span(self) -> tuple:
+        at = self.at
+        return (at.line, at.col, at.end_line, at.end_col) if isinstance(at, Event) else tuple(at)  # type: ignore[union-attr]
+
+
+def body_items(ctx: Context, info: ModuleInfo, scopes: tuple) -> list[Item]:
+    """Draws and seedings of a straight-line body (one or more scopes), in source order; a
+    call of project code counts as the draws and seedings it makes."""
+    index = ctx.index
+    items: list[Item] = []
+    for scope in scopes:
+        for ev in info.events.get(scope, ()):
+            if ev.kind == "draw":
+                items.append(Item((ev.line, ev.col), "draw", frozenset([ev.data["source"]]), ev, ev.data["api"]))
+            elif ev.kind in ("seed", "seedcand"):
+                srcs = index.seed_sources(info, ev)
+                if srcs:
+                    items.append(Item((ev.line, ev.col), "seed", frozenset(srcs), ev, ev.data.get("api") or ev.data.get("target")))
+        for call, keys in index.callees(info, scope):
+            if call[1] == REF_CALL:
+                continue  # a function handed over runs later (or elsewhere), not here
+            seeds: frozenset = frozenset()
+            draws: frozenset = frozenset()
+            for key in keys:
+                eff = index.effects(key)
+                seeds |= eff.seeds
+                draws |= eff.draws
+            name = call[0] or call[1]
+            pos = (call[2], call[3])
+            if seeds:
+                items.append(Item(pos, "seed", seeds, tuple(call[2:6]), name, keys))
+            if draws - seeds:
+                items.append(Item(pos, "draw", draws - seeds, tuple(call[2:6]), name, keys))
+    items.sort(key=lambda it: it.pos)
+    return items
+
+
+# -- facts about modules and functions ----------------------------------------------------
+def is_library(ctx: Context, info: ModuleInfo) -> bool:
+    """Another project module (not a test) imports it: statements at its module level run
+    on import, in whatever program imports it."""
+    return bool(ctx.index.importers.get(info.module))
+
+
+def not_editable(info: ModuleInfo) -> Optional[str]:
+    """Why no fix may edit this file, if none may."""
+    if info.is_test:
+        return "fixes never edit test files"
+    return None
+
+
+def _in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
+    return any(start <= line <= end for start, end in info.loops.get(scope, ()))
+
+
+_SITES: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def _call_sites(ctx: Context, program: Program) -> dict:
+    """How many places of the entry module call (or hand over) each project function."""
+    hit = _SITES.get(program)
+    if hit is None:
+        hit = {}
+        entry = program.entry
+        for mod, scope in program.scopes:
+            if mod != entry.module:
+                continue
+            for _, keys in ctx.index.callees(entry, scope):
+                for key in keys:
+                    hit[key] = hit.get(key, 0) + 1
+        _SITES[program] = hit
+    return hit
+
+
+def runs_once(ctx: Context, program: Program, scope: str, call_line: int, key: str) -> bool:
+    """Whether the function `key`, called on `call_line` of `scope` in the entry module (a
+    body that runs once), runs once per run: called from nowhere else, not in a loop."""
+    return not _in_loop(program.entry, scope, call_line) and _call_sites(ctx, program).get(key, 0) == 1
+
+
+def _instantiates(ctx: Context, target: Optional[str], key: str) -> bool:
+    owner, _, method = key.rpartition(".")
+    return bool(target) and not target.startswith("@") and owner in ctx.index.classes and not target.endswith("." + method)  # type: ignore[union-attr]
+
+
+# -- seed expressions ---------------------------------------------------------------------
+@dataclass
+class _Settings:
+    """A program's seed settings, worked out once per program."""
+
+    expressions: list  # (expr, names, module, scope, pos) of its seeding calls, entry first
+    options: list  # argparse seed options
+    parser_functions: set
+    hydra_key: Optional[str]
+    seeds_torch: bool
+
+
+_SETTINGS: "weakref.WeakKeyDictionary[Program, _Settings]" = weakref.WeakKeyDictionary()
+
+
+def _settings(ctx: Context, program: Program) -> _Settings:
+    hit = _SETTINGS.get(program)
+    if hit is not None:
+        return hit
+    index = ctx.index
+    entry = program.entry
+    exprs = []
+    for info, scope, ev in program.events("seed", "seedcand"):
+        expr = ev.data.get("expr")
+        if expr and (ev.kind == "seed" or index.seed_sources(info, ev) or _seeder_call(ctx, info, ev)):
+            exprs.append((expr, frozenset(ev.data.get("names", ())), info.module, scope, ev.pos))
+    exprs.sort(key=lambda e: (e[2] != entry.module, e[4]))
+    modules = [index.modules[m] for m in dict.fromkeys(m for m, _ in program.scopes)]
+    hydra_key = None
+    for q in entry.hydra_mains:
+        fn = entry.functions[q]
+        if fn.hydra_config_path is not None:
+            folder = Path(entry.path).resolve().parent / fn.hydra_config_path
+            hydra_key = seed_settings.hydra_seed_key(folder, index.root)
+    hit = _SETTINGS[program] = _Settings(
+        exprs, seed_settings.options(modules), seed_settings.parser_function_names(modules), hydra_key,
+        "torch" in program.seeds(),
+    )
+    return hit
+
+
+def _seeder_call(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
+    """A seed-named call of a project function that seeds (`set_seed(args.seed)`)."""
+    return any(ctx.index.effects(k).seeds for k in ctx.index.resolve(ev.data["target"], info))
+
+
+def _available(ctx: Context, program: Program, info: ModuleInfo, scope: str, pos: tuple) -> dict:
+    """Names usable in `scope` of `info` before `pos`, each with the span of the statement
+    after which it is bound (None: bound before the body starts)."""
+    settings = _settings(ctx, program)
+    out: dict = {}
+    for name in (*info.constants, *info.exports):
+        out[name] = None
+    facts_parsers = settings.parser_functions
+    if scope != MODULE_SCOPE:
+        for name, span in seed_settings.parsed_names(info, MODULE_SCOPE, facts_parsers):
+            out[name] = None
+    fn = info.functions.get(scope)
+    if fn is not None:
+        for param in fn.params or ():
+            out[param] = None
+    for name, span in seed_settings.parsed_names(info, scope, facts_parsers):
+        if (span[0], span[1]) < pos:
+            out[name] = span
+    return out
+
+
+def _config_names(ctx: Context, program: Program, info: ModuleInfo, scope: str, pos: tuple) -> list[tuple[str, Optional[tuple]]]:
+    """`<name>.<seed attribute>` expressions the program's seed settings make valid here."""
+    settings = _settings(ctx, program)
+    out: list = []
+    configs = seed_settings.names()["configs"]
+    fn = info.functions.get(scope)
+    parsed = seed_settings.parsed_names(info, scope, settings.parser_functions)
+    if scope != MODULE_SCOPE:
+        parsed = [(n, None) for n, _ in seed_settings.parsed_names(info, MODULE_SCOPE, settings.parser_functions)] + parsed
+    if settings.options:
+        for name, span in parsed:
+            if span is None or (span[0], span[1]) < pos:
+                out.append((f"{name}.{settings.options[0]}", span))
+        for param in (fn.params or ()) if fn is not None else ():
+            if param in configs:
+                out.append((f"{param}.{settings.options[0]}", None))
+    if settings.hydra_key and fn is not None and fn.params:
+        first = fn.params[0]
+        if scope in program.entry.hydra_mains and info is program.entry or first in configs:
+            out.append((f"{first}.{settings.hydra_key}", None))
+    if fn is not None and fn.class_name is not None and fn.params and fn.params[0] == "self":
+        for attr in _instance_seed_attrs(ctx, info, scope.rpartition(".")[0]):
+            out.append((f"self.{attr}", None))
+    return out
+
+
+def _instance_seed_attrs(ctx: Context, info: ModuleInfo, cls: str) -> list[str]:
+    index = ctx.index
+    key = f"{info.module}.{cls}" if info.module else cls
+    out: list[str] = []
+    for base in index.class_bases(key) or [key]:
+        hit = index.classes.get(base)
+        if hit is None:
+            continue
+        binfo, bcls = hit
+        for attr in seed_settings.instance_attrs(binfo, bcls.qual):  # type: ignore[attr-defined]
+            if attr not in out:
+                out.append(attr)
+    return out
+
+
+def user_seed(
+    ctx: Context, program: Optional[Program], info: ModuleInfo, scope: str, pos: tuple, programs: Optional[list] = None,
+    local_first: bool = False,
+) -> Optional[tuple[SeedSpec, Optional[tuple]]]:
+    """The user's seed expression valid in `scope` of `info` before `pos`, and the span of the
+    statement it must follow (None: valid from the start of the body); None if there is none.
+
+    In order: the expression of a seeding call of the program (or of `programs`, every one
+    that reaches the place), then the program's seed settings in scope (`args.seed`,
+    `cfg.seed`, `self.seed`), then a `seed` parameter or a module constant named like a seed.
+    With `local_first` (a generator or loader inside a function, not the program's start) a
+    `seed` parameter comes first: the function was handed the seed it should use."""
+    progs = [p for p in (programs or [program]) if p is not None]
+    local = _local_seed(info, scope)
+    if local_first and local is not None and local.expr in (getattr(info.functions.get(scope), "params", None) or ()):
+        return local, None
+    for prog in progs:
+        available = _available(ctx, prog, info, scope, pos)
+        for expr, names, module, escope, epos in _settings(ctx, prog).expressions:
+            if module == info.module and escope == scope and epos >= pos:
+                continue  # its names may be bound only by then
+            if module != info.module and any(n in _local_only(ctx, prog, module, escope) for n in names):
+                continue
+            if all(n in available for n in names):
+                return SeedSpec(expr), _latest([available[n] for n in names])
+    for prog in progs:
+        for expr, span in _config_names(ctx, prog, info, scope, pos):
+            return SeedSpec(expr), span
+    if not progs:
+        fn = info.functions.get(scope)
+        if fn is not None and fn.class_name is not None and fn.params and fn.params[0] == "self":
+            attrs = _instance_seed_attrs(ctx, info, scope.rpartition(".")[0])
+            if attrs:
+                return SeedSpec(f"self.{attrs[0]}"), None
+    return (local, None) if local is not None else None
+
+
+def _local_seed(info: ModuleInfo, scope: str) -> Optional[SeedSpec]:
+    """A `seed` parameter of the function, else a module constant named like a seed."""
+    names = catalog.load("rng")["seed-names"]
+    fn = info.functions.get(scope)
+    if fn is not None:
+        for name in names:
+            if name in (fn.params or ()):
+                return SeedSpec(name)
+    for name in names:
+        value = info.constants.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return SeedSpec(name)
+    return None
+
+
+def _local_only(ctx: Context, program: Program, module: str, scope: str) -> set:
+    """Names a seeding call elsewhere uses that are local to its own function (another
+    function's `args` is another object, even when it has the same name)."""
+    info = ctx.index.modules.get(module)
+    fn = info.functions.get(scope) if info is not None else None
+    if fn is None:
+        return set()
+    return set(fn.params or ()) | {n for n, _ in seed_settings.parsed_names(info, scope, _settings(ctx, program).parser_functions)}
+
+
+def _latest(spans: list) -> Optional[tuple]:
+    spans = [s for s in spans if s is not None]
+    return max(spans) if spans else None
+
+
+def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: bool = False) -> Union[SeedSpec, str]:
+    """The seed a fix in `scope` of `info` (not at a program's start: a generator's or a
+    loader's seed) uses at `pos`, or why there is none."""
+    programs = programs_reaching(ctx, info, scope)
+    if not programs:
+        entry_program = ctx.program_of(info)
+        programs = [entry_program] if entry_program is not None else []
+    found = user_seed(ctx, programs[0] if programs else None, info, scope, pos, programs, local_first=True)
+    if found is not None:
+        return found[0]
+    if programs and generator and all(_settings(ctx, p).seeds_torch for p in programs):
+        return INITIAL_SEED
+    if ctx.program_of(info) is not None and not is_library(ctx, info):
+        return SeedSpec(None, str(ctx.settings.get("seed", 0)))
+    if generator:
+        return "no seed is in scope here and no program that reaches it seeds torch; pass the seed in (e.g. a `seed` parameter)"
+    return "no seed is in scope here; pass the seed in (e.g. a `seed` parameter) rather than adding a constant to a library module"
+
+
+def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> list[Program]:
+    """The programs that reach a scope, in project order (worked out once per check)."""
+    table = ctx.__dict__.get("_programs_by_scope")
+    if table is None:
+        table = {}
+        for program in ctx.programs:
+            for ref in program.scopes:
+                table.setdefault(ref, []).append(program)
+        ctx.__dict__["_programs_by_scope"] = table
+    return table.get((info.module, scope), [])
+
+
+# -- where a program's seeding goes --------------------------------------------------------
+def _start_body(program: Program) -> str:
+    entry = program.entry
+    if entry.hydra_mains:
+        return entry.hydra_mains[0]
+    if entry.main_block is not None:
+        return MAIN_SCOPE
+    return MODULE_SCOPE
+
+
+def _at_start(scope: str, seed: Optional[SeedSpec]) -> Place:
+    if scope == MODULE_SCOPE:
+        return Place("after-imports", seed=seed)
+    if scope == MAIN_SCOPE:
+        return Place("main-start", seed=seed)
+    return Place("body-start", function=scope, seed=seed)
+
+
+def chain(ctx: Context, program: Program, source: Optional[str]) -> list[tuple[str, Optional[Item], list]]:
+    """The bodies of the entry module where the program's seeding can go, outermost first,
+    each with its first draw from `source` (None: it draws none) and its items: the main body,
+    then the function it calls on the way to the first draw, while that runs once per run."""
+    entry = program.entry
+    scope = _start_body(program)
+    out: list = []
+    seen: set = set()
+    while scope not in seen:
+        seen.add(scope)
+        items = body_items(ctx, entry, (scope,))
+        first = next((it for it in items if it.kind == "draw" and (source is None or source in it.sources)), None)
+        out.append((scope, first, items))
+        if first is None or len(first.keys) != 1 or isinstance(first.at, Event):
+            break
+        key = first.keys[0]
+        mod, sub = ctx.index.scope_of(key)
+        call_target = next((c[0] for c, _ in ctx.index.callees(entry, scope) if (c[2], c[3]) == first.pos), None)
+        if mod != entry.module or _instantiates(ctx, call_target, key) or not runs_once(ctx, program, scope, first.pos[0], key):
+            break
+        scope = sub
+    return out
+
+
+def _seed_expression(ctx: Context, info: ModuleInfo, item: Item) -> Optional[str]:
+    """The seed expression of a seeding statement: its own, or that of the seed-named call at its place."""
+    if isinstance(item.at, Event):
+        return item.at.data.get("expr")
+    for scope_events in info.events.values():
+        for ev in scope_events:
+            if ev.kind == "seedcand" and ev.pos == item.pos:
+                return ev.data.get("expr")
+    return None
+
+
+def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
+    """Where the seeding call of `source` goes in the program, with the seed it uses."""
+    entry = program.entry
+    bodies = chain(ctx, program, source)
+    top = bodies[0][0]
+    library = is_library(ctx, entry)
+    if top != MODULE_SCOPE and not entry.hydra_mains:
+        early = next((it for it in body_items(ctx, entry, (MODULE_SCOPE,)) if it.kind == "draw" and source in it.sources), None)
+        if early is not None:
+            # drawn on import, before the main body runs: only the module level comes first
+            if library:
+                return f"the module draws from {source} at import time (line {early.pos[0]}) and other modules import it"
+            found = user_seed(ctx, program, entry, MODULE_SCOPE, early.pos)
+            if found is not None and found[1] is not None:
+                return Place("after", anchor=found[1], seed=found[0])
+            return Place("after-imports", seed=found[0] if found else SeedSpec(None, str(ctx.settings.get("seed", 0))))
+    for scope, first, items in bodies:
+        # the program's own seeding statement, when it runs before the draws
+        limit = first.pos if first is not None else _END
+        seeding = next((it for it in items if it.kind == "seed" and it.pos < limit), None)
+        if seeding is not None:
+            expr = _seed_expression(ctx, entry, seeding)
+            spec = SeedSpec(expr) if expr else None
+            if spec is None:
+                found = user_seed(ctx, program, entry, scope, seeding.pos)
+                spec = found[0] if found is not None else None
+            if spec is not None:
+                return Place("after", anchor=seeding.span, seed=spec, beside_seed=True)
+    for scope, first, items in bodies:
+        limit = first.pos if first is not None else _END
+        found = user_seed(ctx, program, entry, scope, limit)
+        if found is not None:
+            spec, after = found
+            if after is not None:
+                return Place("after", anchor=after, seed=spec)
+            if scope != MODULE_SCOPE or not library:
+                return _at_start(scope, spec)
+    if top == MODULE_SCOPE and library:
+        return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
+    return _at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+
+
+# -- where determinism flags go -----------------------------------------------------------
+@dataclass(frozen=True)
+class Site:
+    """The program's torch seeding statement."""
+
+    info: ModuleInfo
+    scope: str
+    pos: tuple
+    at: object  # Event or span: where findings about the program's determinism are reported
+    anchor: tuple  # span to insert after (an expression inside the statement keeps its block)
+    guard: Optional[tuple]  # (condition text, names) the statement runs under, if any
+
+
+def entry_scopes(program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None) -> list[str]:
+    """Scopes of a module in the program, outermost first: the module body, the `__main__`
+    block and the Hydra main (or `starts`), then the functions they call, and so on, so that
+    the call of a seeding helper wins over the seeding call inside it."""
+    info = info or program.entry
+    reached = {scope for mod, scope in program.scopes if mod == info.module}
+    order = [s for s in (starts or (MODULE_SCOPE, MAIN_SCOPE, *info.hydra_mains)) if s in reached]
+    seen = set(order)
+    i = 0
+    while i < len(order):
+        for _, keys in program.index.callees(info, order[i]):
+            for key in keys:
+                mod, scope = program.index.scope_of(key)
+                if mod == info.module and scope in reached and scope not in seen:
+                    seen.add(scope)
+                    order.append(scope)
+        i += 1
+    if starts is None:
+        order += sorted(reached - seen)
+    return order
+
+
+def _seeds_torch_only(effects) -> bool:
+    """A seeding helper for torch: it seeds torch and draws nothing (unlike `main()`, which
+    seeds and then trains)."""
+    return "torch" in effects.seeds and not effects.draws
+
+
+def main_functions(ctx: Context, program: Program) -> set:
+    """The program's main functions: the Hydra main and the entry module's functions its
+    module body and `__main__` block call, but for seed-named helpers (`set_seed()`). A main
+    function that seeds torch and draws nothing itself (it hands the training to other
+    processes) is not a torch seeding helper."""
+    index = ctx.index
+    entry = program.entry
+    out = {(entry.module, q) for q in entry.hydra_mains}
+    for scope in (MODULE_SCOPE, MAIN_SCOPE):
+        for call, keys in index.callees(entry, scope):
+            for key in keys:
+                ref = index.scope_of(key)
+                if ref[0] == entry.module and not index.m.looks_like_seeder(key):
+                    out.add(ref)
+    return out
+
+
+def torch_seed_site(
+    ctx: Context, program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None, effective: bool = True
+) -> Optional[Site]:
+    """The torch seeding statement of the program in the entry module (or `info`, from
+    `starts`): a seeding call, or a call of a project seeder or framework helper that seeds
+    torch; in the outermost scope that has one. With `effective`, only one that takes effect
+    for the training (before training starts, in the process that trains)."""
+    index = ctx.index
+    info = info or program.entry
+    training = training_of(ctx, program)
+    bodies = main_functions(ctx, program)
+    for scope in entry_scopes(program, info, starts):
+        best: Optional[Site] = None
+        for ev in info.events.get(scope, ()):
+            if ev.kind in ("seed", "seedcand") and "torch" in index.seed_sources(info, ev):
+                if (not effective or training.no_effect(info, scope, ev) is None) and (best is None or ev.pos < best.pos):
+                    best = Site(info, scope, ev.pos, ev, (ev.line, ev.col, ev.end_line, ev.end_col), ev.data.get("guard"))
+        for call, keys in index.callees(info, scope):
+            if call[1] == REF_CALL:
+                continue
+            if any(index.scope_of(k) not in bodies and _seeds_torch_only(index.effects(k)) for k in keys):
+                pos = (call[2], call[3])
+                if (best is None or pos < best.pos) and not (effective and training.no_effect_at(info, scope, pos)):
+                    guard = next((ev.data.get("guard") for ev in info.events.get(scope, ()) if ev.kind == "seedcand" and ev.pos == pos), None)
+                    best = Site(info, scope, pos, tuple(call[2:6]), tuple(call[2:6]), guard)
+        if best is not None:
+            return best
+    return None
+
+
+_CUDNN_FLAGS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark")
+
+
+def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Placed:
+    """Where statements that set determinism flags go; with `after_flags`, after the cuDNN
+    flags that already follow the torch seed in its block (where deterministic algorithms go),
+    noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
+    place = _flags_place(ctx, program)
+    if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
+        return place
+    index = ctx.index
+    info = index.modules.get(place.module) if place.module else program.entry
+    training = training_of(ctx, program)
+    anchor_pos = (place.anchor[0], place.anchor[1])
+    for scope, events in info.events.items():
+        if not any((ev.line, ev.col) == anchor_pos for ev in events) and not any(
+            (c[2], c[3]) == anchor_pos for c in info.calls.get(scope, ())
+        ):
+            continue
+        guard = next((ev.data.get("guard") for ev in events if (ev.line, ev.col) == anchor_pos), None)
+        for ev in events:
+            if (
+                ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and ev.pos > anchor_pos
+                and ev.data.get("guard") == guard and training.no_effect(info, scope, ev) is None
+            ):
+                place = replace(place, anchor=(ev.line, ev.col, ev.end_line, ev.end_col))
+                if ev.data["name"] == _CUDNN_FLAGS[0] and ev.data.get("value_text"):
+                    place = replace(place, switch=ev.data["value_text"])
+        break
+    return place
+
+
+def _flags_place(ctx: Context, program: Program) -> Placed:
+    index = ctx.index
+    entry = program.entry
+    training = training_of(ctx, program)
+    hydra = entry.hydra_mains[0] if entry.hydra_mains else None
+    if training.launches:
+        launch = training.launches[0]
+        mod, scope = index.scope_of(launch.target)
+        tinfo = index.modules[mod]
+        inner = torch_seed_site(ctx, program, tinfo, [scope])
+        if inner is not None:
+            return Place("after", anchor=inner.anchor, module=tinfo.module)
+        site = torch_seed_site(ctx, program, effective=False)
+        guard = ""
+        fn = tinfo.functions[scope]
+        if site is not None and site.guard and site.guard[1] <= set(fn.params or ()):
+            guard = site.guard[0]
+        return Place("body-start", function=scope, guard=guard, module=tinfo.module)
+    site = torch_seed_site(ctx, program)
+    if site is not None:
+        if hydra is not None and site.scope in (MODULE_SCOPE, MAIN_SCOPE):
+            return Place("body-start", function=hydra)
+        return Place("after", anchor=site.anchor)
+    place = seeding_place(ctx, program, "torch")
+    if isinstance(place, Place):
+        return replace(place, seed=None)
+    if hydra is not None:
+        return Place("body-start", function=hydra)
+    return place
+
+
+def environment_place(ctx: Context, program: Program) -> Placed:
+    """Where an environment variable read when CUDA starts is set: after the entry module's
+    imports, or at the start of its main body when other modules import it."""
+    entry = program.entry
+    if not is_library(ctx, entry):
+        return Place("after-imports")
+    top = _start_body(program)
+    if top == MODULE_SCOPE:
+        return "the entry module is imported by other modules: setting the variable at its module level would change their processes too"
+    return _at_start(top, None)

@@ -1,0 +1,192 @@
+"""Where a program keeps its seed setting, so that fixes use the user's seed (spec "Fixes",
+item 2: `args.seed` where the parser defines `--seed`, `cfg.seed`, `self.seed`, ...).
+
+Extraction records, per module, in `ModuleInfo.extra["seed_settings"]` (only when found):
+- "options": argparse destinations that are seed attributes (`--seed`, `--manualSeed`);
+- "parsed": per scope, names bound to parsed arguments or config objects:
+  (name, span of the binding statement, how), `how` being "parse" (`args = parser.parse_args()`) or the
+  callee (`args = get_args()`, a qualified name or a method name);
+- "parsers": scopes that call `parse_args()` (functions that build the arguments);
+- "attrs": per class, seed attributes its instances or the class hold (`self.seed = seed`,
+  `seed: int = 0` in a dataclass body).
+The rule-time side answers which `<name>.<attr>` expressions are valid in a scope.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from pathlib import Path
+from typing import Optional
+
+from repro_lint import catalog, extract
+from repro_lint.extract import Extractor
+from repro_lint.model import ModuleInfo
+from repro_lint.syntax import argparse_dest
+
+FACTS = "seed_settings"
+_PARSE_METHODS = frozenset(["parse_args", "parse_known_args"])
+# Hydra configs: a top-level `seed:` key in a YAML file of the config folder
+_YAML_SEED = re.compile(r"^(seed|random_seed|rng_seed)\s*:")
+YAML_MAX_BYTES = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def names() -> dict:
+    rng = catalog.load("rng")
+    return {
+        "attrs": tuple(rng["seed-attributes"]),
+        "attr_set": frozenset(rng["seed-attributes"]),
+        "configs": frozenset(rng["config-names"]),
+        "config_function": re.compile(rng["config-function-pattern"], re.IGNORECASE),
+    }
+
+
+def _facts(ex: Extractor) -> dict:
+    facts = ex.info.extra.get(FACTS)
+    if facts is None:
+        facts = ex.info.extra[FACTS] = {"options": [], "parsed": {}, "parsers": [], "attrs": {}}
+    return facts
+
+
+# -- extraction ------------------------------------------------------------------------------
+def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    func = node.func
+    method = func.attr if isinstance(func, ast.Attribute) else None
+    if method == "add_argument":
+        dest = argparse_dest(node)
+        if dest in names()["attr_set"]:
+            options = _facts(ex)["options"]
+            if dest not in options:
+                options.append(dest)
+    elif method in _PARSE_METHODS:
+        facts = _facts(ex)
+        if ex.scope not in facts["parsers"]:
+            facts["parsers"].append(ex.scope)
+        stmt = ex.stmt_node
+        if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Tuple) and target.elts:  # `args, rest = parse_known_args()`
+                target = target.elts[0]
+            if isinstance(target, ast.Name):
+                _parsed(ex, target.id, stmt, "parse")
+
+
+def _parsed(ex: Extractor, name: str, stmt: ast.stmt, how: str) -> None:
+    per_scope = _facts(ex)["parsed"].setdefault(ex.scope, [])
+    per_scope.append((name, ex.span(stmt), how))
+
+
+def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
+    """`cfg = load_config(...)`, `self.seed = seed`, `seed: int = 0` in a class body."""
+    if type(stmt) is ast.Assign:
+        if len(stmt.targets) != 1:  # type: ignore[attr-defined]
+            return
+        target = stmt.targets[0]  # type: ignore[attr-defined]
+    elif type(stmt) is ast.AnnAssign:
+        target = stmt.target  # type: ignore[attr-defined]
+    else:
+        return
+    tt = type(target)
+    if tt is ast.Name:
+        ident = target.id  # type: ignore[attr-defined]
+        if ex.class_stack:
+            if ident in names()["attr_set"]:
+                _attr(ex, ".".join(ex.prefix), ident)
+            return
+        value = stmt.value  # type: ignore[attr-defined]
+        if type(value) is ast.Call and ident in names()["configs"]:
+            func = value.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and func.attr in _PARSE_METHODS:
+                return  # recorded by the call hook
+            callee = ex.r.qualify(func) or (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None)
+            if callee:
+                _parsed(ex, ident, stmt, callee)
+    elif tt is ast.Attribute:
+        fn = ex.func
+        base = target.value  # type: ignore[attr-defined]
+        if (
+            fn is not None and fn.class_name is not None and type(base) is ast.Name and fn.params
+            and base.id == fn.params[0] and target.attr in names()["attr_set"]  # type: ignore[attr-defined]
+        ):
+            _attr(ex, ex.scope.rpartition(".")[0], target.attr)  # type: ignore[attr-defined]
+
+
+def _attr(ex: Extractor, cls: str, attr: str) -> None:
+    attrs = _facts(ex)["attrs"].setdefault(cls, [])
+    if attr not in attrs:
+        attrs.append(attr)
+
+
+extract.CALL_HOOKS.append(_on_call)
+extract.CALL_HOOK_NAMES[_on_call] = lambda: frozenset(["add_argument", *_PARSE_METHODS])
+extract.ASSIGN_HOOKS.append(_on_assign)
+
+
+# -- rule time -------------------------------------------------------------------------------
+def facts_of(info: ModuleInfo) -> dict:
+    return info.extra.get(FACTS) or {"options": [], "parsed": {}, "parsers": [], "attrs": {}}
+
+
+def options(infos) -> list[str]:
+    """The seed options the argparse parsers of these modules define, in catalog order."""
+    found = {opt for info in infos for opt in facts_of(info)["options"]}
+    return [a for a in names()["attrs"] if a in found]
+
+
+def parsed_names(info: ModuleInfo, scope: str, parser_functions: set) -> list[tuple[str, tuple]]:
+    """Names a scope binds to parsed command-line arguments, with the span of the binding
+    statement. `parser_functions` are the project functions (keys or names) that return
+    parsed arguments."""
+    out = []
+    for name, span, how in facts_of(info)["parsed"].get(scope, ()):
+        if how == "parse" or how in parser_functions or how.rpartition(".")[2] in parser_functions:
+            out.append((name, tuple(span)))
+    return out
+
+
+def parser_function_names(infos) -> set:
+    """Names of project functions that parse the command line and are named for it
+    (`get_args`, `parse_opt`): `args = get_args()` binds parsed arguments."""
+    pattern = names()["config_function"]
+    out: set = set()
+    for info in infos:
+        for scope in facts_of(info)["parsers"]:
+            fn = info.functions.get(scope)
+            if fn is not None and pattern.search(fn.name):
+                out.add(fn.name)
+                out.add(f"{info.module}.{scope}" if info.module else scope)
+    return out
+
+
+def instance_attrs(info: ModuleInfo, cls: str) -> list[str]:
+    return list(facts_of(info)["attrs"].get(cls, ()))
+
+
+def hydra_seed_key(config_folder: Optional[Path], root: Optional[Path]) -> Optional[str]:
+    """The seed key a Hydra app's primary config defines at top level (`seed: 42`), read from
+    the YAML files directly in its config folder (inside the project only)."""
+    if config_folder is None or root is None:
+        return None
+    try:
+        folder = config_folder.resolve()
+        folder.relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    try:
+        files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+    except OSError:
+        return None
+    for path in files:
+        try:
+            if not path.is_file() or path.stat().st_size > YAML_MAX_BYTES:
+                continue
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            match = _YAML_SEED.match(line)
+            if match:
+                return match.group(1)
+    return None

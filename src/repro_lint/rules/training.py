@@ -1,0 +1,249 @@
+"""Where and when a program trains (spec: "Flags count where they take effect").
+
+A determinism flag only matters in the process that trains, before training starts. This
+module works out, once per program:
+- the launches: hand-offs (`mp.spawn`, submitit) of a function that trains, which make that
+  function's process the one that trains (catalog `processes.toml`, `[training-launchers]`);
+- a walk of the program in execution order (statements in source order, descending into the
+  project functions they call) from where the training process starts, and the first
+  statement on it that certainly trains (`.backward()`, an optimizer's `step()`);
+- the functions only DataLoader workers run (`worker_init_fn=`).
+A flag set on the walk after training started, only in a launcher's parent, or only in a
+`worker_init_fn` does not count; one set somewhere the walk does not follow (a callback, a
+call the index cannot resolve) gets the benefit of the doubt.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass, field
+from typing import Optional
+
+from repro_lint import catalog
+from repro_lint.index import Program
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.rules import Context
+
+# Train events that mean training is under way (building an optimizer or a Trainer is not).
+_TRAINS = frozenset(["backward", "step"])
+# Events the walk keeps in order (the others do not matter for when flags take effect).
+_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff"])
+
+
+@functools.lru_cache(maxsize=1)
+def _launchers() -> dict:
+    return dict(catalog.load("processes").get("training-launchers", {}))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A hand-off that starts the process that trains."""
+
+    info: ModuleInfo
+    event: Event
+    target: str  # function key
+    runs: str  # what the new process runs first: "module" or "nothing"
+
+    @property
+    def name(self) -> str:
+        return self.target.rpartition(".")[2]
+
+
+@dataclass
+class Training:
+    program: Program
+    launches: list = field(default_factory=list)
+    # id(event) -> its step on the walk (events the walk reaches)
+    steps: dict = field(default_factory=dict)
+    start_step: Optional[int] = None  # step of the first statement that certainly trains
+    start: Optional[tuple] = None  # (module info, scope, span) of the statement of the start body that trains
+    visited: set = field(default_factory=set)  # scopes the walk reaches
+    worker_only: set = field(default_factory=set)  # scopes only DataLoader workers run
+    trains_in: set = field(default_factory=set)  # launch target scopes
+
+    def no_effect(self, info: ModuleInfo, scope: str, ev: Event, inherited: bool = False) -> Optional[str]:
+        """Why a flag set by `ev` has no effect on the training, or None when it counts.
+        `inherited`: the setting passes to processes started later (an environment variable),
+        so setting it in a launcher's parent counts."""
+        reason = self._elsewhere(info, scope, inherited)
+        if reason is not None:
+            return reason
+        step = self.steps.get(id(ev))
+        if step is not None and self.start_step is not None and step > self.start_step:
+            return self._late(ev.line)
+        return None
+
+    def no_effect_at(self, info: ModuleInfo, scope: str, pos: tuple) -> Optional[str]:
+        """The same for a statement at `pos` that the walk does not number (a call)."""
+        reason = self._elsewhere(info, scope)
+        if reason is not None:
+            return reason
+        start = self.start
+        if start is not None and start[0] is info and start[1] == scope and (start[2][0], start[2][1]) < pos:
+            return self._late(pos[0])
+        return None
+
+    def _late(self, line: int) -> str:
+        start = self.start[2][0] if self.start else "?"
+        return f"set on line {line}, after training starts (line {start}), so it does not govern that training"
+
+    def _elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
+        ref = (info.module, scope)
+        if ref in self.worker_only:
+            return (
+                f"set only in `{scope}`, which runs in DataLoader worker processes (`worker_init_fn`), "
+                "not in the process that trains"
+            )
+        if self.launches and not inherited and not self._in_launched(info, scope):
+            launch = self.launches[0]
+            return (
+                f"set only in the process that launches training: `{launch.name}` trains in new processes "
+                f"started by `{launch.event.data['api']}` (line {launch.event.line}), which do not run it"
+            )
+        return None
+
+    def _in_launched(self, info: ModuleInfo, scope: str) -> bool:
+        if (info.module, scope) in self.trains_in:
+            return True
+        return scope == MODULE_SCOPE and any(launch.runs == "module" for launch in self.launches)
+
+
+_CACHE: "weakref.WeakKeyDictionary[Program, Training]" = weakref.WeakKeyDictionary()
+
+
+def training_of(ctx: Context, program: Program) -> Training:
+    hit = _CACHE.get(program)
+    if hit is None:
+        hit = _CACHE[program] = _analyse(ctx, program)
+    return hit
+
+
+def trains(ctx: Context, key: str) -> bool:
+    """Whether calling project function `key` trains (reaches a train event)."""
+    cache = ctx.__dict__.setdefault("_trains", {})
+    hit = cache.get(key)
+    if hit is None:
+        index = ctx.index
+        hit = cache[key] = any(
+            ev.data.get("what") in _TRAINS
+            for mod, scope in index.reach([index.scope_of(key)], include_imports=False)
+            for ev in index.modules[mod].events.get(scope, ())
+            if ev.kind == "train"
+        )
+    return hit
+
+
+def _analyse(ctx: Context, program: Program) -> Training:
+    index = ctx.index
+    out = Training(program)
+    launchers = _launchers()
+    for info, _, ev in program.events("handoff"):
+        runs = launchers.get(ev.data["api"])
+        if runs is None:
+            continue
+        for key in index.resolve(ev.data["target"], info):
+            if trains(ctx, key):
+                out.launches.append(Launch(info, ev, key, runs))
+    entry = program.entry
+    if out.launches:
+        starts = [(entry, MODULE_SCOPE)] if any(la.runs == "module" for la in out.launches) else []
+        for launch in out.launches:
+            mod, scope = index.scope_of(launch.target)
+            starts.append((index.modules[mod], scope))
+        out.trains_in = {
+            ref for launch in out.launches for ref in index.reach([index.scope_of(launch.target)], include_imports=False)
+        }
+    else:
+        starts = [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE), *((entry, q) for q in entry.hydra_mains)]
+    _walk(ctx, out, starts)
+    if out.launches:
+        # the parent's own path is walked too: its scopes are not worker-only
+        _walk(ctx, out, [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE)], record=False)
+    workers = _worker_functions(ctx, program)
+    if workers:
+        reached = index.reach([index.scope_of(k) for k in workers], include_imports=False)
+        out.worker_only = {ref for ref in reached if ref not in out.visited}
+    return out
+
+
+def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
+    """A scope's events (of the kinds the walk keeps) and calls of project functions, in source order."""
+    items = [((ev.line, ev.col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
+    for call, keys in ctx.index.callees(info, scope):
+        if call[1] != REF_CALL:
+            items.append(((call[2], call[3]), 1, call, keys))
+    items.sort(key=lambda it: (it[0], it[1]))
+    return items
+
+
+def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> None:
+    """Walk the program in execution order from `starts`, numbering the events it meets.
+
+    A call reaches the functions it may call, in order, each scope once. Training starts at
+    the first train event met on a certain path: through calls of one known function, not
+    a method name that fans out to several functions, nor a class whose protocol methods
+    (`forward`, `training_step`, ...) run later, in an order the walk cannot know."""
+    index = ctx.index
+    step = len(out.steps)
+    for info, scope in starts:
+        ref = (info.module, scope)
+        if ref in out.visited:
+            continue
+        out.visited.add(ref)
+        # frames: (module, items, position, certain, the start body's call that led here)
+        stack = [[info, _items(ctx, info, scope), 0, True, None]]
+        start_scope = scope
+        while stack:
+            frame = stack[-1]
+            finfo, items, pos, certain, top = frame
+            if pos >= len(items):
+                stack.pop()
+                continue
+            frame[2] = pos + 1
+            _, kind, what, keys = items[pos]
+            if kind == 0:
+                if record:
+                    out.steps[id(what)] = step
+                step += 1
+                if (
+                    record and out.start_step is None and certain and what.kind == "train"
+                    and what.data.get("what") in _TRAINS
+                ):
+                    out.start_step = step - 1
+                    span = top if top is not None else (what.line, what.col, what.end_line, what.end_col)
+                    out.start = (info, start_scope, span)
+                continue
+            call = what
+            sure = certain and len(keys) == 1 and call[0] is not None and not _instantiates(index, call[0], keys[0])
+            frames = []
+            for key in keys:
+                mod, sub = index.scope_of(key)
+                if (mod, sub) in out.visited:
+                    continue
+                out.visited.add((mod, sub))
+                sub_info = index.modules[mod]
+                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, top if top is not None else tuple(call[2:6])])
+            stack.extend(reversed(frames))
+
+
+def _instantiates(index, target: str, key: str) -> bool:
+    """Whether a call of `target` that resolves to function `key` builds an instance (`key`
+    is then a protocol method of the class, not the function called)."""
+    if target.startswith("@"):
+        return False
+    owner, _, method = key.rpartition(".")
+    return owner in index.classes and not target.endswith("." + method)
+
+
+def _worker_functions(ctx: Context, program: Program) -> list[str]:
+    """Project functions the program's DataLoaders run in their workers (`worker_init_fn=`)."""
+    index = ctx.index
+    out: list[str] = []
+    for info, _, ev in program.events("loader"):
+        desc = ev.data.get("kws", {}).get("worker_init_fn")
+        if desc and desc[0] == "qual":
+            for key in index.resolve(desc[1], info):
+                if key not in out:
+                    out.append(key)
+    return out

@@ -35,7 +35,7 @@ def test_exit_zero_and_quiet(cli, project):
     project("train.py", BAD)
     r = cli("--exit-zero", "-q", "--format", "concise", cwd=project.root)
     assert r.returncode == 0
-    assert r.stdout.strip().splitlines() == ["train.py:5:11: RPL101 numpy's global RNG is drawn from but never seeded in this program [*]"]
+    assert r.stdout.strip().splitlines() == ["train.py:5:11: RPL101 [*] numpy's global RNG is drawn from but never seeded in this program"]
 
 
 def test_select_ignore_prefixes(cli, project):
@@ -56,11 +56,16 @@ def test_select_ignore_prefixes(cli, project):
 def test_output_file_and_statistics(cli, project):
     project("train.py", BAD)
     out = project.root / "report.json"
-    r = cli("--format", "json", "--output-file", out, "--statistics", cwd=project.root)
+    r = cli("--format", "json", "--output-file", out, cwd=project.root)
     assert r.returncode == 1
     doc = json.loads(out.read_text())
     assert doc["summary"]["by_code"] == {"RPL101": 1}
-    assert "RPL101" in r.stderr  # statistics table goes to stderr for machine formats
+    # --statistics prints the counts only, on stdout, in every format (as ruff does)
+    r = cli("--format", "json", "--statistics", cwd=project.root)
+    assert r.returncode == 1 and json.loads(r.stdout) == [{"code": "RPL101", "name": "unseeded-global-rng", "count": 1, "fixable": 1}]
+    for fmt in ("text", "concise", "sarif", "github"):
+        r = cli("--output-format", fmt, "--statistics", cwd=project.root)
+        assert r.returncode == 1 and r.stdout.split() == ["1", "RPL101", "unseeded-global-rng", "1", "fixable"], (fmt, r.stdout)
 
 
 def test_rule_and_rules_commands(cli):

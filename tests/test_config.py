@@ -43,7 +43,7 @@ def test_select_ignore_per_file_ignores(cli, project):
     project("scripts/run.py", BAD)
     _cfg(project, "per-file-ignores = { 'scripts/*' = ['RPL101'] }\n")
     r = cli("--format", "concise", "-q", "--no-cache", cwd=project.root)
-    assert r.stdout.splitlines() == ["train.py:3:7: RPL101 numpy's global RNG is drawn from but never seeded in this program [*]"]
+    assert r.stdout.splitlines() == ["train.py:3:7: RPL101 [*] numpy's global RNG is drawn from but never seeded in this program"]
     _cfg(project, "ignore = ['RPL1']\n")
     assert cli("--no-cache", cwd=project.root).returncode == 0
     _cfg(project, "select = ['RPL104']\n")
@@ -54,7 +54,7 @@ def test_extra_seeders_and_consumers(cli, project):
     project("train.py", "import numpy as np\nfrom labkit import init_rng, sample\n\ninit_rng(3)\nprint(sample(), np.random.rand(1))\n")
     def found():
         r = cli("--format", "concise", "-q", "--no-cache", cwd=project.root)
-        return [l.split(" RPL101 ")[1].split("'")[0].split()[0] for l in r.stdout.splitlines()]
+        return [l.split(" RPL101 [*] ")[1].split("'")[0].split()[0] for l in r.stdout.splitlines()]
 
     # `init_rng` does not match the seed-name heuristic and `sample` is unknown
     assert found() == ["numpy"]

@@ -187,8 +187,8 @@ def test_rpl401_rpl403_fixes_insert_one_ordered_block_after_the_seed(project):
     ins401 = f401.fix.edits[0]
     assert isinstance(ins401, InsertStatements) and ins401.where == "after" and ins401.anchor[0] == 6
     assert ins401.code.splitlines() == [
-        "{mod:torch}.backends.cudnn.deterministic = True",
-        "{mod:torch}.backends.cudnn.benchmark = False",
+        "{attr:torch.backends.cudnn}.deterministic = True",
+        "{attr:torch.backends.cudnn}.benchmark = False",
     ]
     ins403, cublas = f403.fix.edits
     assert ins403.anchor == ins401.anchor and ins401.order < ins403.order
@@ -347,3 +347,24 @@ def test_every_static_entry_is_matchable():
         "bmm_sparse", "conv_transpose", "convolution", "index_backward_cpu", "nll_loss2d",
         "repeat_interleave_backward", "resize_quantized",
     ]
+
+
+def test_flags_without_effect_say_where_they_are_and_why(tmp_path):
+    """Flags that do not govern the training are reported by the rule that needs them, with
+    the place they are set and the reason (spec: "Flags count where they take effect")."""
+    import shutil
+
+    root = tmp_path / "case"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "flags_where_they_count", root)
+    (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    report = run_check([root], Config(), root=root, jobs=1, use_cache=False)
+    by = {(Path(f.location.path).name, f.code): f for f in select(report, Config())}
+    late = by[("late.py", "RPL401")]
+    assert "has no effect on the training: set on line 18, after training starts (line 17)" in late.message
+    assert [r.location.line for r in late.related] == [18]
+    assert "set on line 19, after training starts (line 17)" in by[("late.py", "RPL403")].message
+    worker = by[("worker_only.py", "RPL401")]
+    assert "set only in `seed_worker`, which runs in DataLoader worker processes" in worker.message
+    assert ("before_training.py", "RPL401") not in by and ("spawned.py", "RPL401") not in by
+    fix = late.fix.edits[0]
+    assert isinstance(fix, InsertStatements) and fix.where == "after" and fix.anchor[0] == 16  # after the seed, before training

@@ -7,6 +7,7 @@ this module instead of hard-coding API names.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,50 +63,80 @@ class RuleDoc:
     fix: str  # "none", "safe", "unsafe" or "sometimes" (safety depends on settings)
     fix_description: str
     references: tuple[str, ...] = ()
+    help: str = ""  # the `help:` line of its findings when a finding gives none of its own
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def family(self) -> str:
         return self.code[:4]
 
+    def _fix_text(self) -> str:
+        return "No automatic fix." if self.fix == "none" else f"Fix ({self.fix}): {self.fix_description}"
+
     def markdown(self) -> str:
         refs = "\n".join(f"- {r}" for r in self.references)
-        fix = "No automatic fix." if self.fix == "none" else f"Fix ({self.fix}): {self.fix_description}"
-        parts = [
-            f"# {self.code} {self.name}",
-            self.summary,
-            "## Why it matters",
-            self.why.strip(),
-            "## Example",
-            "```python\n" + self.bad.strip() + "\n```",
-            "Use instead:",
-            "```python\n" + self.good.strip() + "\n```",
-            "## Fix",
-            fix,
-        ]
+        parts = [f"# {self.code} {self.name}", self.summary, "## Why it matters", self.why.strip()]
+        if self.bad.strip():
+            parts += ["## Example", "```python\n" + self.bad.strip() + "\n```"]
+            if self.good.strip():
+                parts += ["Use instead:", "```python\n" + self.good.strip() + "\n```"]
+        if self.help:
+            parts += ["## What to do", self.help]
+        if not self.code.startswith("RPP"):
+            parts += ["## Fix", self._fix_text()]
         if refs:
             parts += ["## References", refs]
+        return "\n\n".join(parts) + "\n"
+
+    def plain_text(self) -> str:
+        """The document as plain text, without markdown (SARIF's `help.text`)."""
+        unquote = lambda s: re.sub(r"`([^`]*)`", r"\1", s)  # noqa: E731
+        why = " ".join(self.why.split())
+        parts = [f"{self.code} {self.name}: {self.summary}", unquote(why)]
+        if self.help:
+            parts.append(unquote(self.help))
+        if not self.code.startswith("RPP"):
+            parts.append(unquote(self._fix_text()))
+        parts += [f"See {r}" for r in self.references]
         return "\n\n".join(parts) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
 def rule_docs() -> dict[str, RuleDoc]:
-    """All rule documents, keyed by code, in code order."""
+    """All rule documents of the check, keyed by code, in code order."""
+    return _docs(sorted(rules_dir().glob("RPL*.toml")))
+
+
+@functools.lru_cache(maxsize=None)
+def probe_docs() -> dict[str, RuleDoc]:
+    """The documents of the probe's findings (`rules/probe/RPP*.toml`), keyed by code."""
+    return _docs(sorted((rules_dir() / "probe").glob("RPP*.toml")))
+
+
+def all_docs() -> dict[str, RuleDoc]:
+    """Every documented code: the check's rules, then the probe's."""
+    return {**rule_docs(), **probe_docs()}
+
+
+def _docs(paths: list) -> dict[str, RuleDoc]:
     docs: dict[str, RuleDoc] = {}
-    for path in sorted(rules_dir().glob("RPL*.toml")):
+    for path in paths:
         data = _read(path)
         try:
+            example = data.get("example", {}) if data["code"].startswith("RPP") else data["example"]
+            fix = data.get("fix", {"safety": "none"}) if data["code"].startswith("RPP") else data["fix"]
             doc = RuleDoc(
                 code=data["code"],
                 name=data["name"],
                 summary=data["summary"],
                 why=data["why"],
-                bad=data["example"]["bad"],
-                good=data["example"]["good"],
-                fix=data["fix"]["safety"],
-                fix_description=data["fix"].get("description", ""),
+                bad=example.get("bad", "") if data["code"].startswith("RPP") else example["bad"],
+                good=example.get("good", "") if data["code"].startswith("RPP") else example["good"],
+                fix=fix["safety"],
+                fix_description=fix.get("description", ""),
                 references=tuple(data.get("references", ())),
-                extra={k: v for k, v in data.items() if k not in {"code", "name", "summary", "why", "example", "fix", "references"}},
+                help=data.get("help", ""),
+                extra={k: v for k, v in data.items() if k not in {"code", "name", "summary", "why", "example", "fix", "references", "help"}},
             )
         except KeyError as exc:
             raise CatalogError(f"{path}: missing key {exc}") from exc

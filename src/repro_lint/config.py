@@ -30,7 +30,11 @@ _KEYS: dict[str, tuple] = {
     "seeders": (dict,),
     "rng-consumers": (dict,),
     "target-torch-version": (str,),
+    "numpy-fix": (str,),
 }
+# What RPL101's fix does for numpy (see README, "With ruff"): seed the legacy global
+# generator, or, where the program allows it, draw from a seeded `Generator` instead.
+NUMPY_FIXES = ("seed", "generator")
 
 
 @dataclass
@@ -47,6 +51,7 @@ class Config:
     seeders: dict[str, list[str]] = field(default_factory=dict)
     rng_consumers: dict[str, str] = field(default_factory=dict)
     target_torch_version: Optional[str] = None
+    numpy_fix: str = "seed"
 
     def settings(self) -> dict[str, Any]:
         """What rules may read (and what result caches are keyed on)."""
@@ -54,6 +59,7 @@ class Config:
             "seed": self.seed,
             "warn-only": self.warn_only,
             "target-torch-version": self.target_torch_version,
+            "numpy-fix": self.numpy_fix,
         }
 
     def matcher_key(self) -> tuple:
@@ -119,6 +125,13 @@ def load_config(path: Optional[Path], known_codes: list[str], sources: tuple[str
         prefix = "tool.repro-lint" if "tool" in data else ""
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
+    apply_settings(cfg, section, str(path), prefix, known_codes, sources)
+    return cfg
+
+
+def apply_settings(cfg: Config, section: dict, origin: str, prefix: str, known_codes: list[str], sources: tuple[str, ...]) -> None:
+    """Validate the settings in `section` and set them on `cfg`; errors name `origin`."""
+    path = origin
     for key, value in section.items():
         name = f"{prefix}.{key}" if prefix else key
         if key not in _KEYS:
@@ -142,12 +155,24 @@ def load_config(path: Optional[Path], known_codes: list[str], sources: tuple[str
                 bad = [s for s in srcs if s not in sources]
                 if bad:
                     raise ConfigError(f"{path}: `{name}.\"{qual}\"`: unknown source `{bad[0]}` (known: {', '.join(sources)})")
+        if key == "numpy-fix" and value not in NUMPY_FIXES:
+            raise ConfigError(f"{path}: `{name}` must be one of {', '.join(repr(v) for v in NUMPY_FIXES)}, got {value!r}")
         if key == "rng-consumers":
             for qual, src in value.items():
                 if src not in sources:
                     raise ConfigError(f"{path}: `{name}.\"{qual}\"`: unknown source `{src}` (known: {', '.join(sources)})")
         setattr(cfg, key.replace("-", "_"), value)
-    return cfg
+
+
+def apply_overrides(cfg: Config, overrides: list[str], known_codes: list[str], sources: tuple[str, ...]) -> None:
+    """Apply `--config KEY=VALUE` settings (TOML, as ruff's `--config` takes them) over `cfg`."""
+    for item in overrides:
+        try:
+            data = tomllib.loads(item)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {item!r}: not a file and not a TOML `KEY = VALUE` setting ({exc})")
+        section = data.get("tool", {}).get("repro-lint", data) if isinstance(data.get("tool"), dict) else data
+        apply_settings(cfg, section, f"--config {item!r}", "", known_codes, sources)
 
 
 def _type_name(t: type) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from repro_lint import catalog
+from repro_lint import catalog, notebook
 from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
@@ -22,7 +22,7 @@ from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_plain, to_plain
-from repro_lint.project import Discovery, FolderResolver, find_root, is_test_path, module_name
+from repro_lint.project import SOURCE_SUFFIXES, Discovery, FolderResolver, find_root, is_test_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
 
 # Below this many files to extract, worker start-up costs more than it saves.
@@ -106,6 +106,17 @@ def _extract_job(job: tuple) -> ModuleInfo:
 
 
 def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None) -> ModuleInfo:
+    """The facts of a file from its bytes (a notebook is read as the module its code cells
+    make; its facts keep the digest of the file's bytes)."""
+    if notebook.is_notebook(display):
+        digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
+        try:
+            data = notebook.python_source(data)
+        except notebook.NotebookError as exc:
+            info = ModuleInfo(display, module, is_package)
+            info.digest = digest
+            info.error = ("read-error", str(exc), 0, 0)
+            return info
     try:
         return extract(display, module, is_package, data, get_matchers(*key), digest)
     except Exception as exc:  # a bug in an extraction hook must not stop the other files
@@ -204,11 +215,19 @@ def display_rel(path: Path, root: Path) -> str:
 
 
 def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
-    """Set `is_test` from each file's path (a resolved-path key) relative to the root."""
+    """Set what each file's path (a resolved-path key) relative to the root says of it."""
     prefix = root.as_posix().rstrip("/") + "/"
     for k, info in infos.items():
         rel = k if os.sep == "/" else Path(k).as_posix()
-        info.is_test = is_test_path(rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
+        mark_path(info, rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
+
+
+def mark_path(info: ModuleInfo, rel: str) -> None:
+    """`is_test` from the path; a notebook does work at top level (it runs top to bottom,
+    and nothing imports it), which makes it an entry point."""
+    info.is_test = is_test_path(rel)
+    if notebook.is_notebook(rel):
+        info.module_work = True
 
 
 @contextlib.contextmanager
@@ -237,9 +256,16 @@ def run_check(
     jobs: int = 1,
     use_cache: bool = True,
     verbose: bool = False,
+    overrides: Optional[dict[Path, bytes]] = None,
+    dependents: bool = False,
 ) -> Report:
+    """Check `paths` against the whole project.
+
+    `overrides` gives files' contents that are not on disk (an editor's unsaved buffer read
+    from stdin): they are checked, and reported on, with that content. With `dependents`,
+    findings are reported wherever the named files can change them (`dependent_files`)."""
     with without_cyclic_gc():
-        return _run_check(paths, cfg, root, jobs, use_cache, verbose)
+        return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
 
 
 def _run_check(
@@ -249,29 +275,36 @@ def _run_check(
     jobs: int,
     use_cache: bool,
     verbose: bool,
+    overrides: dict[Path, bytes],
+    dependents: bool,
 ) -> Report:
-    root = (root or find_root(paths)).resolve()
+    root = (root or find_root([*paths, *overrides])).resolve()
     report = Report(root=root)
     load_rules()
     key = cfg.matcher_key()
     matchers = get_matchers(*key)
-    project_files, target_files = collect_files(paths, cfg, root)
+    sources = [p for p in paths if not (p.is_file() and not p.name.endswith(SOURCE_SUFFIXES))]
+    everything = dependents and len(sources) < len(paths)  # a configuration file changed
+    project_files, target_files = collect_files(sources, cfg, root)
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
     target_keys: set[str] = set()
     resolve = FolderResolver()
-    for f in target_files:
+    given = {resolve(str(p.absolute())): p for p in overrides}
+    for f in [*target_files, *given.values()]:
         k = resolve(str(f))
         all_files.setdefault(k, f)
         target_keys.add(k)
     for f in project_files:
         all_files.setdefault(resolve(str(f)), f)
+    if everything:
+        target_keys |= {resolve(str(f)) for f in project_files}
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     for k, f in all_files.items():
         try:
-            data = f.read_bytes()
+            data = overrides[given[k]] if k in given else f.read_bytes()
         except OSError as exc:
             if k in target_keys:
                 report.errors.append(f"{display_path(f)}: cannot read file: {exc.strerror or exc}")
@@ -281,10 +314,10 @@ def _run_check(
 
     cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
     run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root))).encode(),
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root), dependents)).encode(),
         digest_size=16,
     ).hexdigest()
-    cached_results = cache.load("results")
+    cached_results = cache.load("results") if not given else None  # a buffer's results are not kept
     facts_cache: dict = {}
     infos: dict[str, ModuleInfo] = {}
     if isinstance(cached_results, dict) and cached_results.get("key") == run_key:
@@ -292,7 +325,7 @@ def _run_check(
         report.findings = findings
         report.errors.extend(errors)
         report.infos = target_infos
-        report.files_checked = len(target_keys & set(digests))
+        report.files_checked = len(target_infos)  # the targets as reported (with --whole-program, the dependents too)
         return report
 
     facts_cache = cache.load_facts()
@@ -315,6 +348,8 @@ def _run_check(
 
     index = ProjectIndex(infos.values(), matchers, root)
     ctx = Context(index=index, settings=cfg.settings())
+    if dependents:
+        target_keys |= dependent_files(ctx, infos, target_keys)
     target_infos = {k: infos[k] for k in target_keys if k in infos}
     errors: list[str] = []
     unique = _findings(ctx, list(target_infos.values()), errors, verbose, jobs)
@@ -323,11 +358,35 @@ def _run_check(
     report.infos = {info.path: info for info in target_infos.values()}
     report.facts = infos
     report.files_checked = len(target_infos)
+    if given:
+        return report  # facts and results of a buffer are not the files'
     cache.store_facts(infos)
     # what reporting needs of each file again: its path and its noqa comments
     slim = {path: _noqa_view(info) for path, info in report.infos.items()}
     cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": slim})
     return report
+
+
+def dependent_files(ctx: Context, infos: dict[str, ModuleInfo], keys: set[str]) -> set[str]:
+    """The files (resolved paths) whose findings can change when the files `keys` change:
+    the modules that import them, directly or not (their functions' effects include those
+    of the functions they call), and every module of each program that reaches them (a
+    program's findings are located in its entry point, or in what it reaches)."""
+    index = ctx.index
+    changed = {infos[k].module for k in keys if k in infos and infos[k].module in index.modules}
+    out = set(changed)
+    stack = list(changed)
+    while stack:
+        for importer in index.importers.get(stack.pop(), ()):
+            if importer not in out:
+                out.add(importer)
+                stack.append(importer)
+    for program in ctx.programs:
+        reached = {mod for mod, _ in program.scopes}
+        if reached & changed:
+            out |= reached
+    by_module = {info.module: k for k, info in infos.items()}
+    return {by_module[m] for m in out if m in by_module}
 
 
 def _side_inputs(root: Path) -> list:
@@ -565,7 +624,7 @@ def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleIn
     load_rules()
     module, is_package = module_name(path, root)
     info = _safe_extract(display_path(path), module, is_package, data, cfg.matcher_key())
-    info.is_test = is_test_path(display_rel(path, root))
+    mark_path(info, display_rel(path, root))
     return info
 
 

@@ -626,7 +626,10 @@ class Extractor:
         src = m.draw_source(qual)
         if src is not None:
             if get_arg(node, -1, "generator") is None:
-                self.add("draw", node, source=src, api=qual, assigned=None)
+                # `callee` and `npos` (positional arguments, -1 with a `*args`): for fixes that
+                # call another function with the same arguments (numpy's Generator fix)
+                npos = -1 if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)
+                self.add("draw", node, source=src, api=qual, assigned=None, callee=self.span(node.func), npos=npos)
             if qual.startswith(m.uses_torch_prefixes):
                 self._torch_use(node)
             return

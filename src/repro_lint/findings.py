@@ -44,6 +44,9 @@ class Finding:
     related: list[Related] = field(default_factory=list)
     fix: Optional[Fix] = None
     severity: str = "error"  # "error" for rule findings; "warning" is used by the probe
+    # What to do about it, shown as a `help:` line after the (short) message; rules give it
+    # per finding or take their document's default `help` (see `rules.Context.finding`).
+    help: Optional[str] = None
 
     @property
     def fixable(self) -> bool:
@@ -59,6 +62,7 @@ class Finding:
             "code": self.code,
             "name": self.name,
             "message": self.message,
+            "help": self.help,
             "severity": self.severity,
             "path": loc.path,
             "start": {"line": loc.line, "column": loc.col},

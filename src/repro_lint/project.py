@@ -10,6 +10,10 @@ from typing import Iterable, Optional
 import pathspec
 
 from repro_lint import catalog
+from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
+
+# the files checked: Python sources, stubs and Jupyter notebooks
+SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 
 def find_root(paths: Iterable[Path]) -> Path:
@@ -44,6 +48,8 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
     is_package = bool(parts) and parts[-1] == "__init__"
     if is_package:
         parts = parts[:-1]
+    elif full.endswith(NOTEBOOK_SUFFIX) and parts:
+        parts[-1] += "-ipynb"  # no import statement can name it: nothing imports a notebook
     return ".".join(parts), is_package
 
 
@@ -125,10 +131,11 @@ class Discovery:
         return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
     def walk(self, path: Path, explicit: bool = True) -> Iterable[Path]:
-        """Python files under `path`, folders first-to-last in name order, a folder's files
-        before its subfolders. An explicitly named file is always included."""
+        """Python files and notebooks under `path`, folders first-to-last in name order, a
+        folder's files before its subfolders. An explicitly named one is always included (a
+        file of another kind never is)."""
         if path.is_file():
-            if explicit or (path.suffix in (".py", ".pyi") and not self._ignored(path, False)):
+            if path.name.endswith(SOURCE_SUFFIXES) and (explicit or not self._ignored(path, False)):
                 yield path
             return
         seen: set[tuple[int, int]] = set()
@@ -166,7 +173,7 @@ class Discovery:
                     if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
                         continue
                     subfolders.append(sub)
-                elif name.endswith((".py", ".pyi")):
+                elif name.endswith(SOURCE_SUFFIXES):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)
                     else:

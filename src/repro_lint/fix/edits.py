@@ -33,6 +33,7 @@ class AddKeyword:
     call: Span  # span of the Call expression
     name: str
     value: str  # code template
+    path: str = ""  # the file to edit, when not the file of the finding
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class InsertStatements:
     key: str = ""
     order: int = 0
     guard: str = ""
+    path: str = ""  # the file to edit, when not the file of the finding (as findings show paths)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import re
@@ -28,6 +29,7 @@ from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, extract_source, programs_reaching, project_facts, select
 from repro_lint.findings import Finding
 from repro_lint.fix.apply import FixError, Planner
+from repro_lint.fix.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
 from repro_lint.fix.writer import ChangedOnDisk, write_atomic
 from repro_lint.model import ModuleInfo
@@ -41,6 +43,7 @@ class FixOutcome:
     diff: str = ""
     errors: list = field(default_factory=list)  # one line each; the CLI exits 2 on any
     changed_paths: list = field(default_factory=list)
+    texts: dict = field(default_factory=dict)  # display path -> the fixed file's bytes
 
 
 class _Failed(Exception):
@@ -274,16 +277,23 @@ def apply_fixes(
     jobs: int = 1,
     selector: Optional[Selector] = None,
     use_cache: bool = True,
+    overrides: Optional[dict] = None,
 ) -> FixOutcome:
     """Fix the fixable `findings` (already selected: `# noqa` and disabled rules are out).
 
     `selector` turns a re-check's report into selected findings the same way `findings`
-    were selected (default: the configuration's selection)."""
+    were selected (default: the configuration's selection). `overrides` maps resolved paths
+    to contents that are not on disk (stdin); those are never written."""
+    overrides = overrides or {}
     outcome = FixOutcome()
     by_file: dict[str, list] = {}
+    elsewhere: list = []  # findings whose fix edits another file than theirs
     for f in findings:
         if f.fixable and (f.fix.safety == "safe" or unsafe):  # type: ignore[union-attr]
-            by_file.setdefault(f.location.path, []).append(f)
+            for path, part in _parts(f):
+                by_file.setdefault(path, []).append(part)
+                if path != f.location.path and f not in elsewhere:
+                    elsewhere.append(f)
     if not by_file:
         return outcome
     engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache)
@@ -291,7 +301,8 @@ def apply_fixes(
     for display in sorted(by_file):
         path = Path(display)
         try:
-            src = SourceFile.read(path)
+            key = str(path.resolve())
+            src = SourceFile.from_bytes(path, overrides[key]) if key in overrides else SourceFile.read(path)
         except (OSError, SourceError) as exc:
             outcome.errors.append(f"{display}: {', '.join(_codes(by_file[display]))}: fix not applied: cannot read it: {exc}")
             continue
@@ -317,13 +328,55 @@ def apply_fixes(
             continue
         if f.text == f.src.text:
             continue
-        if write:
+        if write and f.key not in overrides:
             try:
                 write_atomic(f.src.path, f.src.encode(f.text), f.src.raw)
             except (ChangedOnDisk, OSError, SourceError) as exc:
                 outcome.errors.append(f"{f.display}: fix not written: {exc}")
                 continue
         outcome.fixed += f.fixed
-        outcome.diff += unified_diff(f.display, f.src.text, f.text)
+        outcome.diff += f.src.diff(f.display, f.text)
         outcome.changed_paths.append(f.display)
+        outcome.texts[f.display] = f.src.encode(f.text)
+    if elsewhere and outcome.changed_paths:
+        outcome.fixed += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
     return outcome
+
+
+def _parts(f: Finding) -> list:
+    """The finding's fix split by the file each edit changes: (display path, the finding with
+    the edits of that file). A fix may change another file than the finding's: the flags of a
+    program whose training a launcher starts go into the function the launcher runs."""
+    groups: dict[str, list] = {}
+    seeds = tuple(e for e in f.fix.edits if isinstance(e, SeedSpec))  # type: ignore[union-attr]
+    for e in f.fix.edits:  # type: ignore[union-attr]
+        if not isinstance(e, SeedSpec):
+            groups.setdefault(getattr(e, "path", "") or f.location.path, []).append(e)
+    if list(groups) == [f.location.path]:
+        return [(f.location.path, f)]
+    return [(path, dataclasses.replace(f, fix=dataclasses.replace(f.fix, edits=tuple(edits) + seeds))) for path, edits in groups.items()]
+
+
+def _fixed_elsewhere(engine: "_Engine", files: list, findings: list, changed: list) -> int:
+    """How many findings whose fixes edited other files are gone, checked in their own files
+    against the fixed texts."""
+    known = {f.display: f for f in files}
+    origins: list = []
+    for display in dict.fromkeys(f.location.path for f in findings):
+        if display in known:
+            origins.append(known[display])
+            continue
+        try:
+            src = SourceFile.read(Path(display))
+        except (OSError, SourceError):
+            continue
+        origins.append(_File(display, str(Path(display).resolve()), src, [], text=src.text))
+    if not origins:
+        return 0
+    results = engine.check([*files, *(o for o in origins if o.display not in known)], origins)
+    fixed = 0
+    for f in findings:
+        if f.location.path in results and all(p in changed for p, _ in _parts(f) if p != f.location.path):
+            after = {finding_key(x) for x in results[f.location.path][1]}
+            fixed += finding_key(f) not in after
+    return fixed

@@ -34,6 +34,11 @@ class SourceFile:
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes) -> "SourceFile":
+        """The file as text to fix; a notebook is the module text of its code cells."""
+        from repro_lint import notebook
+
+        if notebook.is_notebook(path):
+            return NotebookSource.from_notebook(path, raw)
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as exc:
@@ -53,3 +58,44 @@ class SourceFile:
         except UnicodeEncodeError as exc:
             raise SourceError(f"fixed text cannot be written as {self.encoding}: {exc}") from exc
         return BOM + data if self.bom else data
+
+    def diff(self, display: str, new_text: str) -> str:
+        """What writing `new_text` changes, as a unified diff."""
+        from repro_lint.fix.engine import unified_diff
+
+        return unified_diff(display, self.text, new_text)
+
+
+@dataclass(frozen=True)
+class NotebookSource(SourceFile):
+    """A notebook to fix: `text` is the module its code cells make; `encode` writes edited
+    text back into the cells it changes (and refuses edits of magic lines)."""
+
+    notebook: object = None
+
+    @classmethod
+    def from_notebook(cls, path: Path, raw: bytes) -> "NotebookSource":
+        from repro_lint import notebook
+
+        try:
+            nb = notebook.read(raw)
+        except notebook.NotebookError as exc:
+            raise SourceError(str(exc)) from exc
+        return cls(path, raw, nb.text, "utf-8", False, nb)
+
+    def encode(self, text: str) -> bytes:
+        from repro_lint import notebook
+
+        try:
+            return self.notebook.render(text)  # type: ignore[attr-defined]
+        except notebook.NotebookError as exc:
+            raise SourceError(str(exc)) from exc
+
+    def diff(self, display: str, new_text: str) -> str:
+        from repro_lint import notebook
+        from repro_lint.fix.engine import unified_diff
+
+        try:
+            return self.notebook.cell_diffs(display, new_text, unified_diff)  # type: ignore[attr-defined]
+        except notebook.NotebookError as exc:
+            raise SourceError(str(exc)) from exc

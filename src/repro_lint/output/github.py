@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from repro_lint.findings import Finding
+from repro_lint.output.locations import Locator
 
 
 def _escape_data(s: str) -> str:
@@ -21,13 +24,22 @@ def _fix_note(f: Finding) -> str:
     return f" [fix ({f.fix.safety}, {how}): {f.fix.description}]"
 
 
-def render(findings: list[Finding]) -> str:
+def render(findings: list[Finding], locator: Optional[Locator] = None) -> str:
+    """`::warning` annotations. A notebook's finding points at the line of the `.ipynb` file
+    that holds the code, its message starting with `cell N:LINE:COL`."""
+    locator = locator or Locator()
     lines = []
     for f in findings:
         loc = f.location
-        props = (
-            f"file={_escape_prop(loc.path)},line={loc.line},col={loc.col},"
-            f"endLine={loc.end_line},endColumn={loc.end_col},title={_escape_prop(f'{f.code} {f.name}')}"
-        )
-        lines.append(f"::warning {props}::{_escape_data(f'{f.code} {f.message}{_fix_note(f)}')}")
+        in_file = locator.file_lines(loc)
+        if in_file is None:
+            where = f"line={loc.line},col={loc.col},endLine={loc.end_line},endColumn={loc.end_col}"
+            prefix = ""
+        else:
+            shown = locator.shown(loc)
+            where = f"line={in_file[0]},endLine={in_file[1]}"
+            prefix = f"cell {shown.cell}:{shown.line}:{shown.col}: "
+        props = f"file={_escape_prop(loc.path)},{where},title={_escape_prop(f'{f.code} {f.name}')}"
+        help_line = f"\nhelp: {f.help}" if f.help else ""
+        lines.append(f"::warning {props}::{_escape_data(f'{prefix}{f.code} {f.message}{_fix_note(f)}{help_line}')}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -5,21 +5,41 @@ from __future__ import annotations
 import json
 
 from repro_lint import __version__
+from typing import Optional
+
 from repro_lint.findings import Finding
+from repro_lint.output.locations import Locator
 
 SCHEMA_VERSION = 1
 
 
-def render(findings: list[Finding], errors: list[str], files_checked: int) -> str:
+def render(findings: list[Finding], errors: list[str], files_checked: int, locator: Optional[Locator] = None) -> str:
+    locator = locator or Locator()
     doc = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "repro-lint", "version": __version__},
         "files_checked": files_checked,
-        "findings": [f.to_dict() for f in findings],
+        "findings": [finding_dict(f, locator) for f in findings],
         "errors": errors,
         "summary": summary(findings),
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def finding_dict(f: Finding, locator: Locator) -> dict:
+    """The finding's documented form; in a notebook, `cell` is the cell's number (1-based,
+    among all the file's cells) and lines are lines in that cell (else `cell` is null)."""
+    out = f.to_dict()
+    out["cell"] = None
+    for place, loc in [(out, f.location), *zip(out["related"], (r.location for r in f.related))]:
+        shown = locator.shown(loc)
+        if shown.cell is not None:
+            place["cell"] = shown.cell
+            place["start"] = {"line": shown.line, "column": shown.col}
+            place["end"] = {"line": shown.end_line, "column": shown.end_col}
+        elif place is not out:
+            place["cell"] = None
+    return out
 
 
 def summary(findings: list[Finding]) -> dict:

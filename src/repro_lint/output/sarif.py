@@ -1,38 +1,122 @@
-"""SARIF 2.1.0 output, for code scanning in CI."""
+"""SARIF 2.1.0 output, for code scanning in CI (check and probe write it).
+
+- URIs are relative to the project root, declared in `originalUriBaseIds` as `%SRCROOT%`,
+  so they are right whatever folder the tool ran in;
+- every result has `partialFingerprints`: `primaryLocationLineHash` (the rule and the text of
+  the line, with its occurrence in the file, so a result keeps its identity when lines move)
+  and `reproLintFinding/v1` (rule, file and message without numbers), so uploads through the
+  API do not duplicate alerts;
+- rules carry `help.text` (plain text), `help.markdown` (the rule's document) and `helpUri`;
+  results and rules are `warning`s, as in the `github` format; a finding's own `help` line
+  is in the result's `properties.help`;
+- a notebook's result points at the line of the `.ipynb` file holding the code (what code
+  scanning can show), its message starts with `cell N:LINE:COL`, and `properties.notebookCell`
+  gives the cell, line and column.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from pathlib import Path
+from typing import Optional
+from urllib.parse import quote
 
 from repro_lint import __version__
-from repro_lint.findings import Finding
+from repro_lint.findings import Finding, Location
+from repro_lint.output.locations import Locator
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFO_URI = "https://github.com/repro-lint/repro-lint"
+ROOT_ID = "%SRCROOT%"
+LEVEL = "warning"
 
 
-def _uri(path: str) -> str:
-    return Path(path).as_posix()
+def help_uri(code: str) -> str:
+    """Where a rule's document is published (the TOML file of this version's tag)."""
+    folder = "rules/probe" if code.startswith("RPP") else "rules"
+    return f"{INFO_URI}/blob/v{__version__}/{folder}/{code}.toml"
 
 
-def _region(loc) -> dict:
+def rule_metadata() -> dict[str, dict]:
+    """code -> SARIF metadata of every documented rule, the check's and the probe's."""
+    from repro_lint import catalog
+
+    out = {}
+    for code, doc in {**catalog.rule_docs(), **catalog.probe_docs()}.items():
+        out[code] = {"name": doc.name, "summary": doc.summary, "help": doc.plain_text(), "markdown": doc.markdown()}
+    return out
+
+
+class _Paths:
+    """URIs relative to the project root (the findings' paths are relative to the working
+    folder, or absolute outside it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.cwd = Path.cwd().resolve()
+
+    def artifact(self, path: str) -> dict:
+        full = Path(os.path.normpath(self.cwd / path))
+        try:
+            rel = full.relative_to(self.root).as_posix()
+        except ValueError:
+            return {"uri": full.as_uri()}
+        return {"uri": quote(rel, safe="/"), "uriBaseId": ROOT_ID}
+
+
+def _region(loc: Location, locator: Locator) -> dict:
+    in_file = locator.file_lines(loc)
+    if in_file is not None:  # a notebook: the lines of the .ipynb file
+        return {"startLine": in_file[0], "endLine": max(in_file)}
     return {"startLine": loc.line, "startColumn": loc.col, "endLine": loc.end_line, "endColumn": max(loc.end_col, 1)}
 
 
-def build_log(findings: list[Finding], rules: dict[str, dict]) -> dict:
-    """A SARIF log. `rules` maps code -> {"name", "summary", "help" (markdown)}."""
-    codes = sorted(rules)
+def _line_hash(f: Finding, locator: Locator) -> str:
+    text = re.sub(r"\s+", "", locator.source_line(f.location.path, f.location.line) or "")
+    return hashlib.blake2b(f"{f.code}\0{text}".encode(), digest_size=8).hexdigest()
+
+
+def _finding_id(f: Finding, uri: str) -> str:
+    message = re.sub(r"\d+", "#", f.message)  # line numbers in messages move with edits
+    return hashlib.blake2b(f"{f.code}\0{uri}\0{message}".encode(), digest_size=16).hexdigest()
+
+
+def build_log(
+    findings: list[Finding],
+    rules: dict[str, dict],
+    root: Optional[Path] = None,
+    locator: Optional[Locator] = None,
+) -> dict:
+    """A SARIF log. `rules` maps code -> {"name", "summary", "help" (plain text)}, optionally
+    "markdown"; the documented rules' own metadata (`rule_metadata`) is used where it exists."""
+    from repro_lint.project import find_root
+
+    locator = locator or Locator()
+    paths = _Paths(root or find_root([Path.cwd()]))
+    documented = rule_metadata()
+    meta = {code: {**given, **documented.get(code, {})} for code, given in rules.items()}
+    codes = sorted(meta)
     rule_index = {c: i for i, c in enumerate(codes)}
     results = []
+    occurrences: dict[tuple, int] = {}
     for f in findings:
+        artifact = paths.artifact(f.location.path)
+        line_hash = _line_hash(f, locator)
+        seen = occurrences[(artifact["uri"], line_hash)] = occurrences.get((artifact["uri"], line_hash), 0) + 1
+        shown = locator.shown(f.location)
+        prefix = f"cell {shown.cell}:{shown.line}:{shown.col}: " if shown.cell is not None else ""
         result: dict = {
             "ruleId": f.code,
-            "level": "warning" if f.severity == "warning" else "error",
-            "message": {"text": f.message},
-            "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": _uri(f.location.path)}, "region": _region(f.location)}}
-            ],
+            "level": LEVEL,
+            "message": {"text": prefix + f.message},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(f.location, locator)}}],
+            "partialFingerprints": {
+                "primaryLocationLineHash": f"{line_hash}:{seen}",
+                "reproLintFinding/v1": _finding_id(f, artifact["uri"]),
+            },
         }
         if f.code in rule_index:
             result["ruleIndex"] = rule_index[f.code]
@@ -40,25 +124,33 @@ def build_log(findings: list[Finding], rules: dict[str, dict]) -> dict:
             result["relatedLocations"] = [
                 {
                     "id": i,
-                    "physicalLocation": {"artifactLocation": {"uri": _uri(r.location.path)}, "region": _region(r.location)},
+                    "physicalLocation": {"artifactLocation": paths.artifact(r.location.path), "region": _region(r.location, locator)},
                     "message": {"text": r.message},
                 }
                 for i, r in enumerate(f.related)
             ]
+        props: dict = {}
         if f.fix is not None:
-            result["properties"] = {"fixable": f.fixable, "fixSafety": f.fix.safety, "fixDescription": f.fix.description}
+            props.update(fixable=f.fixable, fixSafety=f.fix.safety, fixDescription=f.fix.description)
+        if f.help:
+            props["help"] = f.help
+        if shown.cell is not None:
+            props["notebookCell"] = {"cell": shown.cell, "line": shown.line, "column": shown.col}
+        if props:
+            result["properties"] = props
         results.append(result)
     driver_rules = []
     for code in codes:
-        meta = rules[code]
+        m = meta[code]
         driver_rules.append(
             {
                 "id": code,
-                "name": meta["name"],
-                "shortDescription": {"text": meta["summary"]},
-                "fullDescription": {"text": meta["summary"]},
-                "help": {"text": meta["help"], "markdown": meta["help"]},
-                "defaultConfiguration": {"level": "error"},
+                "name": m["name"],
+                "shortDescription": {"text": m["summary"]},
+                "fullDescription": {"text": m["summary"]},
+                "help": {"text": m["help"], "markdown": m.get("markdown") or m["help"]},
+                "helpUri": help_uri(code),
+                "defaultConfiguration": {"level": LEVEL},
             }
         )
     return {
@@ -74,6 +166,7 @@ def build_log(findings: list[Finding], rules: dict[str, dict]) -> dict:
                         "rules": driver_rules,
                     }
                 },
+                "originalUriBaseIds": {ROOT_ID: {"uri": paths.root.as_uri().rstrip("/") + "/"}},
                 "results": results,
                 "columnKind": "unicodeCodePoints",
             }
@@ -81,10 +174,8 @@ def build_log(findings: list[Finding], rules: dict[str, dict]) -> dict:
     }
 
 
-def render(findings: list[Finding]) -> str:
+def render(findings: list[Finding], root: Optional[Path] = None, locator: Optional[Locator] = None) -> str:
     from repro_lint import catalog
 
-    rules = {
-        code: {"name": doc.name, "summary": doc.summary, "help": doc.markdown()} for code, doc in catalog.rule_docs().items()
-    }
-    return json.dumps(build_log(findings, rules), indent=2, ensure_ascii=False) + "\n"
+    rules = {code: meta for code, meta in rule_metadata().items() if code in catalog.rule_docs()}
+    return json.dumps(build_log(findings, rules, root, locator), indent=2, ensure_ascii=False) + "\n"

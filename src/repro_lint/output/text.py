@@ -6,13 +6,25 @@ import os
 from typing import IO, Optional
 
 from repro_lint.findings import Finding
+from repro_lint.output.locations import Locator
+
+
+def color_wanted(stream: IO[str], choice: str = "auto") -> bool:
+    """`--color`: `always`, `never`, or `auto` (a terminal, unless NO_COLOR is set to a
+    non-empty value: the NO_COLOR convention)."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
 def make_console(stream: IO[str], color: Optional[bool] = None):
     from rich.console import Console
 
     if color is None:
-        color = stream.isatty() and "NO_COLOR" not in os.environ
+        color = color_wanted(stream)
     return Console(
         file=stream,
         force_terminal=color,
@@ -24,8 +36,10 @@ def make_console(stream: IO[str], color: Optional[bool] = None):
     )
 
 
-def concise(findings: list[Finding]) -> str:
-    return "".join(f"{f.location.path}:{f.location.line}:{f.location.col}: {f.code} {f.message}{_fix_mark(f)}\n" for f in findings)
+def concise(findings: list[Finding], locator: Optional[Locator] = None) -> str:
+    """One line per finding, `[*]` (safe fix) or `[-]` (unsafe fix) right after the code."""
+    locator = locator or Locator()
+    return "".join(f"{locator.label(f.location)}: {f.code}{_fix_mark(f)} {f.message}\n" for f in findings)
 
 
 def _fix_mark(f: Finding) -> str:
@@ -34,48 +48,36 @@ def _fix_mark(f: Finding) -> str:
     return " [*]" if f.fix.safety == "safe" else " [-]"  # type: ignore[union-attr]
 
 
-def _source_lines(path: str, cache: dict) -> list[str]:
-    if path not in cache:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            from repro_lint.sourcetext import decode_source, split_lines
-
-            cache[path] = split_lines(decode_source(data))
-        except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-            cache[path] = []
-    return cache[path]
-
-
-def render(findings: list[Finding], console, show_source: bool = True) -> None:
+def render(findings: list[Finding], console, show_source: bool = True, locator: Optional[Locator] = None) -> None:
     from rich.text import Text
 
-    lines_cache: dict[str, list[str]] = {}
+    locator = locator or Locator()
     for f in findings:
-        loc = f.location
+        shown = locator.shown(f.location)
         head = Text()
-        head.append(f"{loc.path}:{loc.line}:{loc.col}:", style="bold")
+        head.append(shown.label + ":", style="bold")
         head.append(" ")
         head.append(f.code, style="bold red")
-        head.append(f" {f.message}")
         if f.fixable:
             head.append(_fix_mark(f), style="cyan")
+        head.append(f" {f.message}")
         console.print(head)
         if show_source:
-            src = _source_lines(loc.path, lines_cache)
-            if 0 < loc.line <= len(src):
-                text = src[loc.line - 1].expandtabs(1)
-                gutter = f"{loc.line:>4} | "
+            line = locator.source_line(f.location.path, f.location.line)
+            if line is not None:
+                text = line.expandtabs(1)
+                gutter = f"{shown.line:>4} | "
                 console.print(Text(gutter, style="blue") + Text(text))
-                start = max(loc.col - 1, 0)
-                end = loc.end_col - 1 if loc.end_line == loc.line else len(text)
+                start = max(shown.col - 1, 0)
+                end = shown.end_col - 1 if shown.end_line == shown.line else len(text)
                 width = max(end - start, 1)
                 console.print(Text(" " * 4 + " | ", style="blue") + Text(" " * start + "^" * width, style="red"))
         for r in f.related[:5]:
-            rl = r.location
-            console.print(Text(f"     = related: {rl.path}:{rl.line}:{rl.col}: {r.message}", style="dim"))
+            console.print(Text(f"     = related: {locator.label(r.location)}: {r.message}", style="dim"))
         if len(f.related) > 5:
             console.print(Text(f"     = ... and {len(f.related) - 5} more related locations", style="dim"))
+        if f.help:
+            console.print(Text(f"     = help: {f.help}", style="green"))
         if f.fix is not None and f.fixable:
             how = "--fix" if f.fix.safety == "safe" else "--unsafe-fixes"
             console.print(Text(f"     = fix ({f.fix.safety}, {how}): {f.fix.description}", style="cyan"))
@@ -102,19 +104,32 @@ def summary_line(findings: list[Finding], fixed: int = 0) -> str:
     return out
 
 
-def statistics(findings: list[Finding], console) -> None:
-    from rich.table import Table
+def statistics(findings: list[Finding]) -> str:
+    """`--statistics` for people: count, code, name and how many are fixable, one rule a
+    line, most frequent first (plain columns, never cut to a terminal's width)."""
+    rows = [[str(n), code, name, f"{fixable} fixable" if fixable else ""] for code, name, n, fixable in statistics_rows(findings)]
+    return plain_table(rows)
 
-    table = Table(show_header=True, header_style="bold", box=None)
-    table.add_column("count", justify="right")
-    table.add_column("code")
-    table.add_column("name")
-    table.add_column("fixable")
+
+def statistics_rows(findings: list[Finding]) -> list[tuple[str, str, int, int]]:
+    """(code, name, count, fixable) per rule, most frequent first."""
     rows: dict[str, list] = {}
     for f in findings:
-        row = rows.setdefault(f.code, [0, f.name, 0])
-        row[0] += 1
+        row = rows.setdefault(f.code, [f.name, 0, 0])
+        row[1] += 1
         row[2] += 1 if f.fixable else 0
-    for code, (n, name, fixable) in sorted(rows.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        table.add_row(str(n), code, name, f"{fixable}" if fixable else "")
-    console.print(table)
+    return [(code, name, n, fixable) for code, (name, n, fixable) in sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))]
+
+
+def plain_table(rows: list[list[str]], header: Optional[list[str]] = None) -> str:
+    """Left-aligned columns (a number column right-aligned), two spaces apart."""
+    table = ([header] if header else []) + rows
+    if not table:
+        return ""
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    numeric = [all(r[i].isdigit() for r in rows) and bool(rows) for i in range(len(table[0]))]
+    out = []
+    for r in table:
+        cells = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric)]
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out) + "\n"

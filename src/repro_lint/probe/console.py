@@ -1,4 +1,4 @@
-"""Rich consoles for reports: colour only on a terminal and never with NO_COLOR set."""
+"""Rich consoles for reports: colour only on a terminal and never with NO_COLOR set (non-empty)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _FILE_WIDTH = 120
 def make_console(file: Optional[IO[str]] = None) -> Console:
     file = file if file is not None else sys.stdout
     terminal = hasattr(file, "isatty") and file.isatty()
-    plain = not terminal or "NO_COLOR" in os.environ
+    plain = not terminal or bool(os.environ.get("NO_COLOR"))  # set and not empty, as the convention says
     return Console(
         file=file,
         color_system=None if plain else "auto",

@@ -56,14 +56,19 @@ class Context:
         message: str,
         related: Iterable[Related] = (),
         fix: Optional[Fix] = None,
+        help: Optional[str] = None,
     ) -> Finding:
+        """A finding of rule `code`. `message` says what is wrong, in one short line; `help`
+        what to do about it (default: the rule document's `help`)."""
+        doc = catalog.rule_docs()[code]
         return Finding(
             code=code,
-            name=catalog.rule_docs()[code].name,
+            name=doc.name,
             message=message,
             location=location(info, at),
             related=list(related),
             fix=fix,
+            help=help or doc.help or None,
         )
 
 

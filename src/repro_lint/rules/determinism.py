@@ -193,6 +193,13 @@ def _compute(ctx: Context, program: Program) -> State:
             else:
                 st.ignored.setdefault(name, []).append((occ, why))
 
+    def wrong(names: Iterable[str], occ: Occurrence) -> None:
+        # a wrong value matters where training runs (later training included), not in a
+        # launcher's parent or in DataLoader workers
+        if training.elsewhere(occ[0], occ[1], inherited=occ[2].kind == "env") is None:
+            for name in names:
+                st.wrong.setdefault(name, []).append(occ)
+
     for info, scope, ev in program.events("flag", "switch", "trainer", "env"):
         occ = (info, scope, ev)
         data = ev.data
@@ -201,12 +208,11 @@ def _compute(ctx: Context, program: Program) -> State:
             if data["value"] is None or data["value"] == spec.get("deterministic"):
                 cover([data["name"], *spec.get("covers", ())], occ)
             else:
-                st.wrong.setdefault(data["name"], []).append(occ)
+                wrong([data["name"]], occ)
         elif ev.kind == "switch":
             spec = cat["switches"].get(data["api"], {})
             if data["value"] is False:
-                for name in data["sets"]:
-                    st.wrong.setdefault(name, []).append(occ)
+                wrong(data["sets"], occ)
             else:
                 cover([*data["sets"], *spec.get("covers", ())], occ)
                 if ALGORITHMS in data["sets"] and ALGORITHMS in st.covered and st.covered[ALGORITHMS][-1] is occ:
@@ -224,7 +230,7 @@ def _compute(ctx: Context, program: Program) -> State:
             if data["value"] is None or data["value"] in cublas["values"]:
                 cover([cublas["variable"]], occ)
             else:
-                st.wrong.setdefault(cublas["variable"], []).append(occ)
+                wrong([cublas["variable"]], occ)
     return st
 
 
@@ -337,17 +343,19 @@ def _without_effect(st: State, setting: str, what: str) -> tuple[str, list]:
     return why, related
 
 
-def _framework_fix(ctx: Context, program: Program, st: State) -> Optional[Fix]:
-    """A Lightning Trainer built in the entry module: `deterministic=` is the switch (it sets the
-    cuDNN flags, deterministic algorithms and the cuBLAS workspace itself), "warn" when the
-    program reaches operations that raise or the configuration asks for warnings."""
+def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool = False) -> Optional[Fix]:
+    """A Lightning Trainer built in the entry module: `deterministic=` is the switch (it sets
+    deterministic algorithms, which cover cuDNN, and the cuBLAS workspace itself). "warn" (the
+    algorithms only warn) when the program reaches operations that raise, when the
+    configuration asks for warnings, or for the cuDNN flags alone (`cudnn_only`: RPL401's fix
+    must not make anything raise)."""
     entry = program.entry
     lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
     if not lightning:
         return None
     trainer = flags()["trainer"]
     raising = raising_ops(program)
-    warn = _warn_only(ctx) or bool(raising)
+    warn = cudnn_only or _warn_only(ctx) or bool(raising)
     value = f'"{trainer["warn-only-value"]}"' if warn else "True"
     ev = lightning[0][2]
     edit = AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), trainer["keyword"], value)
@@ -377,7 +385,7 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         )
     if CUDNN_DETERMINISTIC in st.covered or wrong:
         return
-    fix = _framework_fix(ctx, program, st)
+    fix = _framework_fix(ctx, program, st, cudnn_only=True)
     why_not = ""
     if fix is None:
         place = placement.flags_place(ctx, program)

@@ -49,11 +49,14 @@ class Place:
     seed: Optional[SeedSpec] = None
     guard: str = ""  # the inserted statements run under `if <guard>:`
     module: str = ""  # the module the statements go into (the entry module unless said)
+    path: str = ""  # that module's file, when it is not the entry module's
     beside_seed: bool = False  # right after the program's own seeding statement
     switch: str = ""  # the user's determinism switch in force there (`args.deterministic`)
 
     def insert(self, code: str, key: str = "", order: int = 0) -> InsertStatements:
-        return InsertStatements(self.where, code, anchor=self.anchor, function=self.function, key=key, order=order, guard=self.guard)
+        return InsertStatements(
+            self.where, code, anchor=self.anchor, function=self.function, key=key, order=order, guard=self.guard, path=self.path
+        )
 
 
 Placed = Union[Place, str]  # a place, or why there is none
@@ -283,8 +286,11 @@ def user_seed(
     for prog in progs:
         available = _available(ctx, prog, info, scope, pos)
         for expr, names, module, escope, epos in _settings(ctx, prog).expressions:
-            if module == info.module and escope == scope and epos >= pos:
+            same_body = module == info.module and escope == scope
+            if same_body and epos >= pos:
                 continue  # its names may be bound only by then
+            if not names and module != info.module:
+                continue  # a literal copied to another module would stop following the program's seed
             if module != info.module and any(n in _local_only(ctx, prog, module, escope) for n in names):
                 continue
             if all(n in available for n in names):
@@ -586,15 +592,16 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         launch = training.launches[0]
         mod, scope = index.scope_of(launch.target)
         tinfo = index.modules[mod]
+        path = tinfo.path if tinfo is not entry else ""
         inner = torch_seed_site(ctx, program, tinfo, [scope])
         if inner is not None:
-            return Place("after", anchor=inner.anchor, module=tinfo.module)
+            return Place("after", anchor=inner.anchor, module=tinfo.module, path=path)
         site = torch_seed_site(ctx, program, effective=False)
         guard = ""
         fn = tinfo.functions[scope]
         if site is not None and site.guard and site.guard[1] <= set(fn.params or ()):
             guard = site.guard[0]
-        return Place("body-start", function=scope, guard=guard, module=tinfo.module)
+        return Place("body-start", function=scope, guard=guard, module=tinfo.module, path=path)
     site = torch_seed_site(ctx, program)
     if site is not None:
         if hydra is not None and site.scope in (MODULE_SCOPE, MAIN_SCOPE):

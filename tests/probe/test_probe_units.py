@@ -244,12 +244,18 @@ def test_a_difference_reaching_python_state_or_the_end_fails():
     assert _judged(_unit_trace(base), _unit_trace(same_ops), uneven=True).reaches
 
 
-def test_text_header_counts_ops_of_each_run_when_they_differ():
+def _rendered(report):
     import io
 
     from repro_lint.probe.console import make_console
     from repro_lint.probe.render import render_text
 
+    out = io.StringIO()
+    render_text(report, make_console(out))
+    return out.getvalue()
+
+
+def test_text_header_counts_ops_of_each_run_when_they_differ():
     report = {
         "target": {"kind": "script", "path": "train.py", "args": []}, "settings": {"device": "cpu"}, "device": "cpu",
         "status": "diverged", "runs": [
@@ -259,6 +265,7 @@ def test_text_header_counts_ops_of_each_run_when_they_differ():
         "divergence": None, "findings": [], "rng": {"draws": []}, "processes": [],
         "deterministic_audit": {"status": "skipped", "alerts": []}, "cuda_nondeterministic_ops": [],
     }
-    out = io.StringIO()
-    render_text(report, make_console(out))
-    assert "120 / 118 ops recorded in 3 processes" in out.getvalue()
+    assert "120 / 118 ops recorded in 3 processes" in _rendered(report)
+    report.update(status="inconclusive", inconclusive_reasons=["run 1: process 7 imported torch but ended without leaving its trace"])
+    text = _rendered(report)
+    assert "Inconclusive" in text and "process 7 imported torch" in text and "identical" not in text

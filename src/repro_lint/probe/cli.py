@@ -239,7 +239,11 @@ def _emit(report: dict[str, Any], args) -> None:
         from repro_lint.probe.findings import PROBE_RULES, findings
 
         log = build_log(findings(report) if report["status"] != "error" else [], PROBE_RULES)
-        log["runs"][0]["invocations"] = [{"executionSuccessful": report["status"] != "error"}]
+        invocation: dict[str, Any] = {"executionSuccessful": report["status"] != "error"}
+        reasons = report.get("inconclusive_reasons") or []
+        if reasons:  # what kept the probe from a verdict
+            invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": r}} for r in reasons]
+        log["runs"][0]["invocations"] = [invocation]
         _write(json.dumps(log, indent=2) + "\n", args.output_file)
     else:
         from repro_lint.probe.console import make_console

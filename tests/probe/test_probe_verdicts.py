@@ -68,3 +68,13 @@ def test_program_exiting_with_a_message_is_an_error_that_shows_it(probe):
     assert argparse_error.report["error"]["kind"] == "script-exit"
     assert "unrecognized arguments: --bogus" in argparse_error.stderr  # the program's own stderr
     assert re.search(r"usage: exits_with_message\.py", argparse_error.stderr)
+
+
+def test_stdin_file_is_given_to_every_run(probe, tmp_path):
+    seed = tmp_path / "seed.txt"
+    seed.write_text("7\n")
+    result = probe("--stdin", str(seed), "--no-deterministic-run", "seed_from_stdin.py")
+    assert result.code == 0, result.stderr  # each run read 7: both seeded alike
+    assert result.report["status"] == "identical" and result.report["runs"][0]["ops"] > 0
+    without = probe("--no-deterministic-run", "seed_from_stdin.py")  # standard input is empty by default
+    assert without.code == 2 and "invalid literal for int()" in without.stderr

@@ -111,3 +111,13 @@ def test_child_the_probe_cannot_follow_makes_the_run_inconclusive(probe):
     sarif = probe("isolated_child.py", "--no-deterministic-run", fmt="sarif")  # validated by the fixture
     [notification, *_] = sarif.report["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert "not recorded" in notification["message"]["text"]
+
+
+def test_pool_tasks_are_compared_task_by_task(probe):
+    """Which worker runs which task changes from run to run; each task is compared with
+    the same task of the other run, so a seeded pool is identical."""
+    result = probe("pool_tasks.py", "--no-deterministic-run", "--", "--seed")
+    assert result.code == 0, (result.stderr, result.report and result.report["divergence"])
+    rows = _rows(result.report)
+    assert {f"main/task 0.{i}" for i in range(6)} <= set(rows)
+    assert all(rows[f"main/task 0.{i}"]["ops"][0] > 0 for i in range(6))

@@ -146,4 +146,7 @@ _SINK_WORDS = {"numpy": "numpy", "tolist": "a Python list", "pickle": "pickle or
 
 
 def _sinks(unit) -> list:
-    return [s for s in unit.trace.get("sinks", []) if s[3] in unit.local or (s[3] >= len(unit.trace.get("ops", [])) and not unit.job)]
+    """The values this unit passed out of torch (a job's or task's own, by the segment
+    they were recorded in)."""
+    own = unit.key.rsplit("/", 1)[-1] if unit.job else None
+    return [s for s in unit.trace.get("sinks", []) if (s[4] if len(s) > 4 else None) == own]

@@ -1,5 +1,6 @@
-"""Wrappers the recording installs in the program's libraries: Hydra's job runner (jobs
-are compared job by job), and the ways values leave torch (results for the verdict)."""
+"""Wrappers the recording installs in the program's libraries: Hydra's job runner and
+multiprocessing.Pool's worker (jobs and tasks are compared one by one, whichever process
+ran them), and the ways values leave torch (results for the verdict)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,47 @@ def wrap_hydra_run_job(module) -> None:
 
     run_job.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
     module.run_job = run_job
+
+
+def wrap_pool_worker(module) -> None:
+    """A Pool hands its tasks to whichever worker is free: each task (`job.index`, numbered
+    by the parent in the program's order) is a unit of its own."""
+    original = getattr(module, "worker", None)
+    if original is None or getattr(original, "__repro_lint_wrapped__", False):
+        return
+
+    @functools.wraps(original)
+    def worker(inqueue, *args, **kwargs):
+        return original(_TaskQueue(inqueue), *args, **kwargs)
+
+    worker.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
+    module.worker = worker
+
+
+class _TaskQueue:
+    """A Pool's task queue that marks where each task's ops begin."""
+
+    def __init__(self, queue):
+        self._queue = queue
+
+    def __getattr__(self, name):
+        return getattr(self._queue, name)
+
+    def get(self, *args, **kwargs):
+        session = sessions.current()
+        if session is not None:
+            session.idle = True  # terminated while waiting here, the worker had finished its work
+        try:
+            task = self._queue.get(*args, **kwargs)
+        finally:
+            if session is not None:
+                session.idle = False
+        if session is not None:
+            if session.current_segment() is not None:
+                session.leave_segment()
+            if isinstance(task, tuple) and len(task) == 5:
+                session.enter_segment(f"task {task[0]}.{task[1]}")
+        return task
 
 
 def _hydra_job(config) -> Optional[str]:

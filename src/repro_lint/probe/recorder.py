@@ -78,7 +78,8 @@ class Recorder(TorchDispatchMode):
         self._forward: dict[int, tuple[int, int]] = {}  # autograd sequence nr -> (location, op)
         self._stop_pending = False
         self._births: dict[int, tuple[int, int]] = {}  # id(tensor) -> (op index, slot) where first seen
-        self.sinks: list[list] = []  # [kind, location, fingerprint, op index]: values that left torch
+        self.sinks: list[list] = []  # [kind, location, fingerprint, op index, segment]: values that left torch
+        self.segment: Optional[str] = None  # the job or task running now (see session.enter_segment)
         self.state: dict[str, int] = {}  # parameter/buffer (by birth) -> fingerprint after its last write
 
     def start_fresh(self, *, stop_program: bool) -> None:
@@ -311,7 +312,7 @@ class Recorder(TorchDispatchMode):
         except Exception:
             fp = 0
         loc = self.user.location_id(frame) if frame is not None else -1
-        self.sinks.append([kind, loc, fp, len(self.ops)])
+        self.sinks.append([kind, loc, fp, len(self.ops), self.segment])
 
     def final_state(self) -> list[list]:
         """Every tensor the recording saw that is still alive: [birth, fingerprint]."""

@@ -54,6 +54,7 @@ class Session:
         self.written = False
         self.stop_reason: Optional[str] = None
         self.final: Optional[list] = None  # what was alive where the recording ended
+        self.idle = False  # waiting for work (a Pool worker between tasks)
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -117,14 +118,21 @@ class Session:
             self.user, self.audit, max_ops=config["max_ops"], fingerprints=config["fingerprints"],
             predict=config["predict"], stop_program=not self.child,
         )
+        self.recorder.segment = self.current_segment()
         watch_buffers()
         self._watch_alerts()
 
     def enter_segment(self, label: str) -> None:
+        """Ops from here on belong to a job or task (compared with the same job of the other
+        runs, whichever process ran it)."""
         self.segments.append([len(self.recorder.ops) if self.recorder else 0, label])
+        if self.recorder is not None:
+            self.recorder.segment = label
 
     def leave_segment(self) -> None:
         self.segments.append([len(self.recorder.ops) if self.recorder else 0, None])
+        if self.recorder is not None:
+            self.recorder.segment = None
 
     def note_compile(self, frame) -> None:
         loc = self.user.location_id(frame) if self.user else -1
@@ -285,7 +293,7 @@ def _at_exit() -> None:
 def _terminate_writes_trace() -> None:
     def on_term(signum, frame):
         if _SESSION is not None:
-            _SESSION.finish("terminated")
+            _SESSION.finish("exit" if _SESSION.idle else "terminated")
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
@@ -343,6 +351,7 @@ def _install_module_hooks() -> None:
 
     after = _after_import()
     after.add("hydra.core.utils", hooks.wrap_hydra_run_job)
+    after.add("multiprocessing.pool", hooks.wrap_pool_worker)
     watch = processes.ExecWatch(os.environ[processes.ENV_RUN], _facts_for_child, _note_spawn, _before_exec)
     watch.install()
     if hasattr(os, "register_at_fork"):

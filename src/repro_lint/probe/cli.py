@@ -236,9 +236,9 @@ def _emit(report: dict[str, Any], args) -> None:
         _write(json.dumps(report, indent=2) + "\n", args.output_file)
     elif args.format == "sarif":
         from repro_lint.output.sarif import build_log
-        from repro_lint.probe.findings import PROBE_RULES, findings
+        from repro_lint.probe.findings import findings, probe_rules
 
-        log = build_log(findings(report) if report["status"] != "error" else [], PROBE_RULES)
+        log = build_log(findings(report) if report["status"] != "error" else [], probe_rules())
         invocation: dict[str, Any] = {"executionSuccessful": report["status"] != "error"}
         reasons = report.get("inconclusive_reasons") or []
         if reasons:  # what kept the probe from a verdict

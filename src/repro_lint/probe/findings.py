@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+from repro_lint import catalog
 from repro_lint.findings import Finding, Location, Related
 
 
@@ -16,39 +17,13 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-# Probe results as rules, for SARIF and for readers of `findings`.
-PROBE_RULES: dict[str, dict[str, str]] = {
-    "RPP101": {
-        "name": "runs-diverge",
-        "summary": "Two runs of the same program computed different values.",
-        "help": "The first op whose inputs or outputs differ between runs is where reproducibility is lost; "
-        "fix that cause first, later differences usually follow from it.",
-    },
-    "RPP102": {
-        "name": "unseeded-global-draw",
-        "summary": "A draw from a global random number generator that was not seeded before it.",
-        "help": "Seed the generator (`random.seed`, `numpy.random.seed`, `torch.manual_seed`) before the first "
-        "draw, or pass an explicitly seeded generator.",
-    },
-    "RPP103": {
-        "name": "determinism-alert",
-        "summary": "With deterministic algorithms enabled, torch reported an op without a deterministic implementation.",
-        "help": "Under `torch.use_deterministic_algorithms(True)` this op raises; use a deterministic alternative "
-        "or accept the nondeterminism for this op only.",
-    },
-    "RPP105": {
-        "name": "benign-divergence",
-        "summary": "Two runs computed different values that reach no result (scratch memory, overwritten values).",
-        "help": "Nothing to fix for reproducibility: the values that differ are overwritten or only read by ops whose "
-        "results are the same. Listed so that a change that lets them reach a result is noticed.",
-    },
-    "RPP104": {
-        "name": "cuda-nondeterministic-op",
-        "summary": "An op that is nondeterministic on CUDA ran (predicted from the catalog, without a GPU).",
-        "help": "On a GPU this op can give different results from run to run; see the catalog entry's condition "
-        "and deterministic alternative.",
-    },
-}
+def probe_rules() -> dict[str, dict]:
+    """The probe's codes as SARIF rules, from their documents (`rules/probe/RPP*.toml`)."""
+    from repro_lint import catalog
+    from repro_lint.output.sarif import rule_metadata
+
+    return {code: meta for code, meta in rule_metadata().items() if code in catalog.probe_docs()}
+
 
 _EFFECT = {
     "deterministic": "deterministic algorithms make it deterministic",
@@ -104,7 +79,7 @@ def _location(location: Optional[dict[str, Any]], fallback: str) -> Location:
 def _finding(code: str, location, fallback: str, message: str, related=None) -> Finding:
     return Finding(
         code=code,
-        name=PROBE_RULES[code]["name"],
+        name=catalog.probe_docs()[code].name,
         message=message,
         location=_location(location, fallback),
         related=related or [],

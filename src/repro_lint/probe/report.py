@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import repro_lint
 from repro_lint.probe import compare
-from repro_lint.probe.findings import PROBE_RULES, display_path, findings  # noqa: F401 (re-exported)
+from repro_lint.probe.findings import display_path, findings
 from repro_lint.probe.launch import RunFailed, RunOutcome
 from repro_lint.probe.units import Unit, build_units
 

@@ -217,8 +217,10 @@ _FAILURES = {
 
 def _fail(failure, args, report: dict[str, Any]) -> int:
     message = failure.message
-    if failure.kind == "script-error" and failure.traceback:
-        message = failure.traceback.strip().splitlines()[-1]  # "KeyError: 'y'"
+    if failure.kind == "script-error" and failure.exc_type:
+        # "KeyError: 'y'"; the first line that says something (torchrun's errors are tables)
+        said = next((line.strip() for line in message.splitlines() if set(line.strip()) - set("=-_ ")), "")
+        message = f"{failure.exc_type}: {said}" if said else failure.exc_type
     text = _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run)
     print(f"repro-lint probe: {text}", file=sys.stderr)
     if failure.traceback:

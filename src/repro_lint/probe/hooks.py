@@ -15,6 +15,7 @@ def wrap_hydra_run_job(module) -> None:
     original = getattr(module, "run_job", None)
     if original is None or getattr(original, "__repro_lint_wrapped__", False):
         return
+
     @functools.wraps(original)
     def run_job(task_function, config, *args, **kwargs):
         label = _hydra_job(config)

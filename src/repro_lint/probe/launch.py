@@ -53,13 +53,16 @@ class RunOutcome:
 class RunFailed(Exception):
     """A run that produced no usable trace: the program raised, or the process died."""
 
-    def __init__(self, kind: str, message: str, *, run: int, traceback: str = "", stderr: str = ""):
+    def __init__(
+        self, kind: str, message: str, *, run: int, traceback: str = "", stderr: str = "", exc_type: str = ""
+    ):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.run = run
         self.traceback = traceback
         self.stderr = stderr
+        self.exc_type = exc_type  # the program's exception, for script-error
 
 
 def plan_runs(runs: int, environ: dict[str, str]) -> list[RunPlan]:
@@ -218,7 +221,10 @@ def _result(proc: _Proc, index: int) -> dict[str, Any]:
     error = data.get("error") or {}
     if status != "ok":
         message = error.get("message", status)
-        raise RunFailed(status, message, run=index, traceback=error.get("traceback", ""), stderr=_tail(proc.err_path))
+        raise RunFailed(
+            status, message, run=index, traceback=error.get("traceback", ""), stderr=_tail(proc.err_path),
+            exc_type=error.get("type", "") if status == "script-error" else "",
+        )
     return data
 
 

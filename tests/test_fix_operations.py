@@ -137,7 +137,7 @@ def test_main_start_and_missing_main_block():
 def test_after_imports_after_docstring_and_future_imports():
     src = '"""Doc."""\nfrom __future__ import annotations\nx = 1\n'
     out = apply(src, [InsertStatements("after-imports", "y = {seed}"), SeedSpec(None, "5")])
-    assert out == '"""Doc."""\nfrom __future__ import annotations\n\nSEED = 5\ny = SEED\nx = 1\n'
+    assert out == '"""Doc."""\nfrom __future__ import annotations\n\nSEED = 5\n\ny = SEED\nx = 1\n'
 
 
 def test_after_imports_code_using_a_constant_defined_later_goes_after_it():

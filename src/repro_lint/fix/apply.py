@@ -448,6 +448,7 @@ class _Transformer(cst.CSTTransformer):
             out.append(_with_blank_prefix(stmt, blank))
             prev, prev_section = stmt, item.section
         first_other = True
+        prev_group = None
         for item in others:
             for j, stmt in enumerate(item.stmts):
                 if is_module and _is_def(stmt):
@@ -456,6 +457,8 @@ class _Transformer(cst.CSTTransformer):
                     blank = 2
                 elif first_other and item.style == "section" and prev is not None:
                     blank = 1
+                elif j == 0 and is_module and prev_group == _CONSTANT and item.group != _CONSTANT:
+                    blank = 1  # `SEED = 0`, then a blank line, then what uses it
                 elif first_other and item.style == "before" and nxt is not None:
                     blank = _blank_prefix(nxt)
                     nxt = _with_blank_prefix(nxt, 0)
@@ -466,6 +469,7 @@ class _Transformer(cst.CSTTransformer):
                 out.append(stmt)
                 prev = stmt
                 first_other = False
+            prev_group = item.group
         if nxt is not None and out:
             last = out[-1]
             if is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):

@@ -220,7 +220,7 @@ def _available(ctx: Context, program: Program, info: ModuleInfo, scope: str, pos
     if fn is not None:
         for param in fn.params or ():
             out[param] = None
-    for name, span in seed_settings.parsed_names(info, scope, facts_parsers):
+    for name, span in [*seed_settings.parsed_names(info, scope, facts_parsers), *seed_settings.local_seeds(info, scope)]:
         if (span[0], span[1]) < pos:
             out[name] = span
     return out
@@ -423,6 +423,10 @@ def _seed_expression(ctx: Context, info: ModuleInfo, item: Item) -> Optional[str
 
 def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     """Where the seeding call of `source` goes in the program, with the seed it uses."""
+    return _in_entry(program, _seeding_place(ctx, program, source))
+
+
+def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     entry = program.entry
     bodies = chain(ctx, program, source)
     top = bodies[0][0]
@@ -448,7 +452,7 @@ def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
                 found = user_seed(ctx, program, entry, scope, seeding.pos)
                 spec = found[0] if found is not None else None
             if spec is not None:
-                return Place("after", anchor=seeding.span, seed=spec, beside_seed=True)
+                return Place("after", anchor=seeding_block_end(ctx, entry, scope, seeding.span), seed=spec, beside_seed=True)
     for scope, first, items in bodies:
         limit = first.pos if first is not None else _END
         found = user_seed(ctx, program, entry, scope, limit)
@@ -461,6 +465,30 @@ def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     if top == MODULE_SCOPE and library:
         return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
     return _at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+
+
+def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -> tuple:
+    """The last statement of the run of seeding statements that starts at `span` (the
+    statement of the expression there): `torch.manual_seed(s)` followed on the next lines by
+    `torch.cuda.manual_seed(s)` and `np.random.seed(s)` is one block, which inserted
+    statements follow rather than split. Statements run together when each starts on the
+    line after the previous one ends, in the same scope and under the same condition."""
+    index = ctx.index
+    start = next((ev for ev in info.events.get(scope, ()) if (ev.line, ev.col) == (span[0], span[1])), None)
+    guard = start.data.get("guard") if start is not None else None
+    seeds = sorted(
+        [(ev.line, (ev.line, ev.col, ev.end_line, ev.end_col)) for ev in info.events.get(scope, ())
+         if ev.kind in ("seed", "seedcand") and ev.data.get("guard") == guard]
+        + [(c[2], tuple(c[2:6])) for c, keys in index.callees(info, scope)
+           if c[1] != REF_CALL and any(index.effects(k).seeds for k in keys)]
+    )
+    best = span
+    for line, found in seeds:
+        if line == best[2] + 1:
+            best = found
+        elif line > best[2] + 1:
+            break
+    return best
 
 
 # -- where determinism flags go -----------------------------------------------------------
@@ -558,7 +586,7 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     """Where statements that set determinism flags go; with `after_flags`, after the cuDNN
     flags that already follow the torch seed in its block (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
-    place = _flags_place(ctx, program)
+    place = _in_entry(program, _flags_place(ctx, program))
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
         return place
     index = ctx.index
@@ -595,7 +623,7 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         path = tinfo.path if tinfo is not entry else ""
         inner = torch_seed_site(ctx, program, tinfo, [scope])
         if inner is not None:
-            return Place("after", anchor=inner.anchor, module=tinfo.module, path=path)
+            return Place("after", anchor=seeding_block_end(ctx, tinfo, inner.scope, inner.anchor), module=tinfo.module, path=path)
         site = torch_seed_site(ctx, program, effective=False)
         guard = ""
         fn = tinfo.functions[scope]
@@ -606,7 +634,7 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
     if site is not None:
         if hydra is not None and site.scope in (MODULE_SCOPE, MAIN_SCOPE):
             return Place("body-start", function=hydra)
-        return Place("after", anchor=site.anchor)
+        return Place("after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor))
     place = seeding_place(ctx, program, "torch")
     if isinstance(place, Place):
         return replace(place, seed=None)
@@ -618,6 +646,18 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
 def environment_place(ctx: Context, program: Program) -> Placed:
     """Where an environment variable read when CUDA starts is set: after the entry module's
     imports, or at the start of its main body when other modules import it."""
+    return _in_entry(program, _environment_place(ctx, program))
+
+
+def _in_entry(program: Program, place: Placed) -> Placed:
+    """A place the model worked out without naming its module is in the entry module: said
+    explicitly, so that a finding reported in another file still edits the entry module."""
+    if isinstance(place, Place) and not place.module:
+        return replace(place, module=program.entry.module, path=program.entry.path)
+    return place
+
+
+def _environment_place(ctx: Context, program: Program) -> Placed:
     entry = program.entry
     if not is_library(ctx, entry):
         return Place("after-imports")

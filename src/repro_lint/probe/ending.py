@@ -101,7 +101,11 @@ def _wait_for_traces(session) -> list[dict[str, Any]]:
                 continue
             pid = int(facts.get("pid", 0))
             torch_imported = (folder / f"{key}.torch").exists()
-            pending.append({"key": key, "pid": pid, "alive": _alive(pid), "torch": torch_imported})
+            entry = {"key": key, "pid": pid, "alive": _alive(pid), "torch": torch_imported}
+            failed = folder / f"{key}.failed"
+            if failed.exists():
+                entry["error"] = failed.read_text(errors="replace")
+            pending.append(entry)
         # Children without torch cannot have recorded anything: do not wait for them
         # (resource trackers live until the main process is gone).
         waiting = [p for p in pending if p["alive"] and p["torch"]]

@@ -16,7 +16,7 @@ def render_text(report: dict[str, Any], console: Console) -> None:
     _header(report, console)
     if report["status"] == "error":
         return
-    _inconclusive(report.get("inconclusive_reasons", []), console)
+    _inconclusive(report.get("inconclusive_reasons", []), report["status"], console)
     _divergence(report.get("divergence"), console)
     _benign(report.get("benign_divergences", []), console)
     _processes(report.get("processes", []), console)
@@ -64,7 +64,9 @@ def _header(report: dict[str, Any], console: Console) -> None:
     console.print(verdict)
 
 
-def _inconclusive(reasons: list[str], console: Console) -> None:
+def _inconclusive(reasons: list[str], status: str, console: Console) -> None:
+    if reasons and status != "inconclusive":
+        console.print("Not recorded:")
     for reason in reasons:
         console.print(f"  {escape(reason)}")
 

@@ -62,10 +62,10 @@ def build_report(
     first = outcomes[0]
     units = [build_units(o.roots, o.children) for o in outcomes]
     names = {key: None for u in units for key in u}
-    processes, divergences = _compare_all(outcomes, units, names)
+    reasons = _inconclusive(outcomes, units)
+    processes, divergences = _compare_all(outcomes, units, names, reasons)
     reaching = [d for d in divergences if d.reaches]
     benign = [d for d in divergences if not d.reaches]
-    reasons = _inconclusive(outcomes, units)
     headline = min(reaching, key=_headline_order) if reaching else None
     status = "diverged" if reaching else ("inconclusive" if reasons else "identical")
     traces1 = [*first.roots.values(), *first.children]
@@ -78,7 +78,7 @@ def build_report(
         "device": first.data.get("device"),
         "status": status,
         "exit_code": {"diverged": 1, "inconclusive": 2, "identical": 0}[status],
-        "inconclusive_reasons": reasons if status == "inconclusive" else [],
+        "inconclusive_reasons": reasons,  # with "diverged" too: what else was not recorded
         "runs": [_run_info(o, "compared", u) for o, u in zip(outcomes, units)]
         + ([_run_info(audit, "deterministic-audit", build_units(audit.roots, audit.children))] if audit else []),
         "processes": processes,
@@ -120,8 +120,11 @@ def _process_names(units: dict[str, Unit]) -> dict[str, str]:
     return out
 
 
-def _compare_all(outcomes: list[RunOutcome], units: list[dict[str, Unit]], names: dict) -> tuple[list, list]:
+def _compare_all(
+    outcomes: list[RunOutcome], units: list[dict[str, Unit]], names: dict, reasons: list[str]
+) -> tuple[list, list]:
     """Each process (and job) of run 1 against the same one of every other run."""
+    unrecorded = {int(r.split(":")[0].split()[1]) for r in reasons if r.startswith("run ")}
     ref_run = outcomes[0].plan.index
     uneven_ref = _uneven(outcomes[0])
     rows, found = [], []
@@ -133,7 +136,12 @@ def _compare_all(outcomes: list[RunOutcome], units: list[dict[str, Unit]], names
         if not quiet or "/" not in key:  # helpers that never imported torch (resource trackers) are left out
             rows.append(row)
         if not all(present):
-            if any(n for n in ops if n):
+            missing = [o.plan.index for o, p in zip(outcomes, present) if not p]
+            if any(n for n in ops if n) and set(missing) & unrecorded:
+                # absent where a process left no trace: not evidence of another path
+                row["status"] = "not recorded"
+                row["reason"] = f"missing from run {', '.join(map(str, missing))}, which has processes the probe could not record"
+            elif any(n for n in ops if n):
                 only = [o.plan.index for o, p in zip(outcomes, present) if p]
                 row["status"] = "diverged"
                 row["reason"] = f"ran in run{'s' if len(only) > 1 else ''} {', '.join(map(str, only))} only"
@@ -189,10 +197,8 @@ def _inconclusive(outcomes: list[RunOutcome], units: list[dict[str, Unit]]) -> l
                 recorded_pids.add(child["pid"])
                 if child.get("torch"):
                     state = "was still running" if child.get("alive") else "ended"
-                    reasons.append(
-                        f"run {run}: process {child['pid']} imported torch but {state} without leaving its trace "
-                        "(killed, or still running when the program ended)"
-                    )
+                    why = f": {child['error']}" if child.get("error") else " (killed, or still running when the program ended)"
+                    reasons.append(f"run {run}: process {child['pid']} imported torch but {state} without leaving its trace{why}")
         for t in traces:
             for spawned in t.get("spawned", []):
                 if spawned.get("python") and spawned["pid"] not in recorded_pids:

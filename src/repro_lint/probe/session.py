@@ -55,6 +55,7 @@ class Session:
         self.stop_reason: Optional[str] = None
         self.final: Optional[list] = None  # what was alive where the recording ended
         self.idle = False  # waiting for work (a Pool worker between tasks)
+        self.finishing = False  # writing the trace: a SIGTERM now must not cut it short
 
     # -- identity --------------------------------------------------------------------------
     @property
@@ -208,15 +209,20 @@ class Session:
         """A child's end: write its trace once (exit, exec, termination)."""
         if self.written or not self.child or os.getpid() != self.pid:
             return
-        self.written = True
+        self.written = self.finishing = True
         if self.recorder is not None:
             self.recorder.recording = False
         if reason in ("terminated", "exec"):
             self.stop_reason = reason
+        folder = processes.procs_dir(self.run_dir)
         try:
-            processes.write_json(processes.procs_dir(self.run_dir) / f"{self.key}.json", self.trace())
-        except Exception:
-            pass
+            processes.write_json(folder / f"{self.key}.json", self.trace())
+        except Exception as exc:  # said in the report: this process was not recorded
+            try:
+                (folder / f"{self.key}.failed").write_text(f"{type(exc).__name__}: {exc}")
+            except OSError:
+                pass
+        self.finishing = False
 
     def announce(self) -> None:
         try:
@@ -292,8 +298,13 @@ def _at_exit() -> None:
 
 def _terminate_writes_trace() -> None:
     def on_term(signum, frame):
-        if _SESSION is not None:
-            _SESSION.finish("exit" if _SESSION.idle else "terminated")
+        session = _SESSION
+        if session is not None and session.finishing:
+            # already exiting and writing its trace (a Pool terminates workers that are
+            # still on their way out): let it finish, the process ends right after
+            return
+        if session is not None:
+            session.finish("exit" if session.idle else "terminated")
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 

@@ -269,3 +269,32 @@ def test_text_header_counts_ops_of_each_run_when_they_differ():
     report.update(status="inconclusive", inconclusive_reasons=["run 1: process 7 imported torch but ended without leaving its trace"])
     text = _rendered(report)
     assert "Inconclusive" in text and "process 7 imported torch" in text and "identical" not in text
+
+
+def test_a_process_missing_where_one_left_no_trace_is_inconclusive_not_a_divergence():
+    from repro_lint.probe.launch import RunOutcome, RunPlan
+    from repro_lint.probe.report import build_report
+
+    def trace(key, role, ops, children=None):
+        return {
+            "process": {"key": key, "pid": 1, "root": "main", "parent": "m" if role != "root" else None,
+                        "ordinal": 1, "role": role, "index": 0},
+            "names": ["aten::rand"], "ops": [list(op) for op in ops], "locations": [], "draws": [], "seeds": [],
+            "predicted": [], "segments": [], "spawned": [], "problems": [], "compile_calls": [], "alerts": [],
+            "state": [], "final": [], "sinks": [], "stop_reason": None, "seconds": 1.0, "recorded": True,
+            "children": {"unfinished": children or []},
+        }
+
+    ops = [(0, -1, 1, 2, 0)]
+    run1 = RunOutcome(RunPlan(1), {"main": trace("m", "root", ops)}, [trace("w", "worker", ops)])
+    lost = [{"key": "x", "pid": 99, "alive": False, "torch": True}]
+    run2 = RunOutcome(RunPlan(2), {"main": trace("m", "root", ops, lost)}, [])
+    report = build_report(target={"kind": "script", "path": "t.py", "args": []}, settings={"device": "cpu"},
+                          outcomes=[run1, run2], audit=None, audit_failure=None, catalog_ops={})
+    assert report["status"] == "inconclusive" and report["exit_code"] == 2
+    rows = {r["name"]: r for r in report["processes"]}
+    assert rows["main/worker 0"]["status"] == "not recorded"
+    assert any("process 99 imported torch" in r for r in report["inconclusive_reasons"])
+    from .helpers import validate_report
+
+    validate_report(report)

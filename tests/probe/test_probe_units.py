@@ -289,7 +289,8 @@ def test_a_process_missing_where_one_left_no_trace_is_inconclusive_not_a_diverge
     run1 = RunOutcome(RunPlan(1), {"main": trace("m", "root", ops)}, [trace("w", "worker", ops)])
     lost = [{"key": "x", "pid": 99, "alive": False, "torch": True}]
     run2 = RunOutcome(RunPlan(2), {"main": trace("m", "root", ops, lost)}, [])
-    report = build_report(target={"kind": "script", "path": "t.py", "args": []}, settings={"device": "cpu"},
+    settings = {"device": "cpu", "runs": 2, "max_ops": 10, "timeout": None}
+    report = build_report(target={"kind": "script", "path": "t.py", "args": []}, settings=settings,
                           outcomes=[run1, run2], audit=None, audit_failure=None, catalog_ops={})
     assert report["status"] == "inconclusive" and report["exit_code"] == 2
     rows = {r["name"]: r for r in report["processes"]}

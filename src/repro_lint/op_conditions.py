@@ -52,7 +52,8 @@ def evaluate(op: dict, get: Getter, api: Optional[str] = None) -> Any:
     """True when the call is affected, False when a condition rules it out, or what an
     accessor decided (`Decided.result`)."""
     spec = op.get(REQUIRES)
-    if spec is not None:
+    # `only`: the call forms the requirement applies to (a running aten operator is all of them)
+    if spec is not None and (api is None or api in spec.get("only", (api,))):
         value = get(REQUIRES, spec)
         if isinstance(value, Decided):
             return value.result

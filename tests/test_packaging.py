@@ -23,6 +23,9 @@ def test_installed_wheel_finds_catalog(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "repro_lint/_rules/RPL101.toml" in names
     assert "repro_lint/_rules/catalog/rng.toml" in names
+    # the probe's report schema, and the start-up file its recorded child processes need
+    assert "repro_lint/probe/report.schema.json" in names
+    assert "repro_lint/probe/site/sitecustomize.py" in names
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"

@@ -13,7 +13,7 @@ import ast
 import functools
 from typing import Any, Iterable, Optional
 
-from repro_lint import catalog, extract
+from repro_lint import catalog, extract, op_conditions
 from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
 from repro_lint.grad_reach import grad_scopes
@@ -92,35 +92,26 @@ def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: s
     """True, False, or ("pass", parameter) when a wrapper parameter decides."""
     if has_kwargs(node):
         return False  # what `**kwargs` holds is unknown: the user's choice
-    req = op.get("requires-argument")
-    if req is not None and api in req.get("only", (api,)):
-        arg = _arg(node, form, req)
-        if arg is None or literal(arg) is None:
-            return False
-    ex_arg = op.get("exempt-argument")
-    if ex_arg is not None:
-        arg = _arg(node, form, ex_arg, "module-position")
-        value = _value(arg) if arg is not None else NOT_LITERAL
-        if value is not NOT_LITERAL:
-            if value in ex_arg.get("values", ()):
-                return False
-            if ex_arg.get("numbers") and isinstance(value, (int, float)) and not isinstance(value, bool):
-                return False
-    spec = op.get("argument")
-    if spec is None or api in op.get("always-affected", ()):
-        return True
-    arg = _arg(node, form, spec)
-    if arg is None:
-        return False  # the default is not among the affected values
-    value = literal(arg)
-    if value is NOT_LITERAL:
-        kind, found = _resolve_name(ex, arg)
-        if kind == "param":
-            return ("pass", found)
-        if kind != "literal":
-            return False
-        value = found
-    return value in spec["values"]
+
+    def get(kind: str, spec: dict) -> Any:
+        if kind == op_conditions.LAYOUT or kind == op_conditions.ATEN_ARGUMENT:
+            # facts of the running call (sparse operands, aten-only arguments): not in source
+            return op_conditions.ABSENT if kind == op_conditions.ATEN_ARGUMENT else op_conditions.Decided(True)
+        arg = _arg(node, form, spec, "module-position" if kind == op_conditions.EXEMPT else "")
+        if arg is None:
+            return op_conditions.ABSENT
+        if kind == op_conditions.EXEMPT:
+            value = _value(arg)
+            return op_conditions.ABSENT if value is NOT_LITERAL else value
+        value = literal(arg)
+        if value is not NOT_LITERAL or kind == op_conditions.REQUIRES:
+            return value
+        found_kind, found = _resolve_name(ex, arg)
+        if found_kind == "param":
+            return op_conditions.Decided(("pass", found))
+        return found if found_kind == "literal" else op_conditions.Decided(False)
+
+    return op_conditions.evaluate(op, get, api)
 
 
 def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:

@@ -10,7 +10,6 @@ that section is sorted, with the conventional alias (`np`) when that name is fre
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -18,6 +17,7 @@ import libcst as cst
 
 from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
 from repro_lint.fix.style import Style
+from repro_lint.stdlib import stdlib_module_names
 
 FUTURE, STDLIB, THIRD_PARTY, PROJECT, LOCAL, OTHER = range(6)
 
@@ -191,7 +191,7 @@ class Imports:
             return PROJECT
         if _listed(module, self.style.known_third_party):
             return THIRD_PARTY
-        if root in sys.stdlib_module_names:
+        if root in stdlib_module_names():
             return STDLIB
         if root in self.project_roots:
             return PROJECT

@@ -441,6 +441,9 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
             if found is not None and found[1] is not None:
                 return Place("after", anchor=found[1], seed=found[0])
             return Place("after-imports", seed=found[0] if found else SeedSpec(None, str(ctx.settings.get("seed", 0))))
+    launched = _launched_draws(ctx, program, bodies)
+    if launched is not None:
+        return launched
     for scope, first, items in bodies:
         # the program's own seeding statement, when it runs before the draws
         limit = first.pos if first is not None else _END
@@ -465,6 +468,33 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     if top == MODULE_SCOPE and library:
         return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
     return _at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+
+
+def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Placed]:
+    """Where the seeding goes when the first draw happens in a process that a launcher
+    (`mp.spawn`, submitit) starts to train: at the start of the function it runs, since a
+    seed set in the parent does not pass to that process. None when the draws start here."""
+    training = training_of(ctx, program)
+    if not training.launches:
+        return None
+    launch = training.launches[0]
+    at = (launch.event.line, launch.event.col)
+    firsts = [first.pos[:2] for _, first, _ in bodies if first is not None]
+    if firsts and at not in firsts:
+        return None
+    mod, scope = ctx.index.scope_of(launch.target)
+    tinfo = ctx.index.modules[mod]
+    found = user_seed(ctx, program, tinfo, scope, _END, local_first=True)
+    if found is None and tinfo is not program.entry:
+        return (
+            f"the draws run in the processes that start `{launch.name}` in {tinfo.path}, "
+            "and no seed of the program is in scope there"
+        )
+    spec = found[0] if found is not None else SeedSpec(None, str(ctx.settings.get("seed", 0)))
+    path = tinfo.path if tinfo is not program.entry else ""
+    if found is not None and found[1] is not None:
+        return Place("after", anchor=found[1], seed=spec, module=tinfo.module, path=path)
+    return Place("body-start", function=scope, seed=spec, module=tinfo.module, path=path)
 
 
 def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -> tuple:

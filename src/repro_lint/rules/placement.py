@@ -617,6 +617,8 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     flags that already follow the torch seed in its block (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
     place = _in_entry(program, _flags_place(ctx, program))
+    if after_flags and isinstance(place, Place) and place.where == "body-start":
+        return _after_start_flags(ctx, program, place)
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
         return place
     index = ctx.index
@@ -639,6 +641,31 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
                     place = replace(place, switch=ev.data["value_text"])
         break
     return place
+
+
+def _after_start_flags(ctx: Context, program: Program, place: Place) -> Place:
+    """A place at the start of a function, moved after the cuDNN flags that an earlier fix
+    (or the user) put there, so that deterministic algorithms follow them as in one run."""
+    info = ctx.index.modules.get(place.module) if place.module else program.entry
+    if info is None:
+        return place
+    training = training_of(ctx, program)
+    flags = [
+        ev for ev in info.events.get(place.function or "", ())
+        if ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and _guard_text(ev) == place.guard
+        and training.no_effect(info, place.function or "", ev) is None
+    ]
+    if not flags:
+        return place
+    last = max(flags, key=lambda ev: ev.pos)
+    # after a statement inside the user's `if`, the new one is under that condition already
+    return replace(place, where="after", anchor=(last.line, last.col, last.end_line, last.end_col), function=None, guard="")
+
+
+def _guard_text(ev: Event) -> Optional[str]:
+    """The condition an event runs under ("" for none; None in an `else` branch)."""
+    guard = ev.data.get("guard", ("",))
+    return None if guard is None else guard[0]
 
 
 def _flags_place(ctx: Context, program: Program) -> Placed:

@@ -192,7 +192,10 @@ def _settings(ctx: Context, program: Program) -> _Settings:
         fn = entry.functions[q]
         if fn.hydra_config_path is not None:
             folder = Path(entry.path).resolve().parent / fn.hydra_config_path
-            hydra_key = seed_settings.hydra_seed_key(folder, index.root)
+            name = fn.hydra_config_name
+            if name is None and folder.suffix in (".yaml", ".yml"):
+                folder, name = folder.parent, folder.name  # Hydra 0.11: the path names the file
+            hydra_key = seed_settings.hydra_seed_key(folder, index.root, name)
     hit = _SETTINGS[program] = _Settings(
         exprs, seed_settings.options(modules), seed_settings.parser_function_names(modules), hydra_key,
         "torch" in program.seeds(),

@@ -126,16 +126,22 @@ def launch(
         env["CUDA_VISIBLE_DEVICES"] = ""  # the program must not find a GPU it could pick itself
     roots = [f"rank {r}" for r in range(nproc)] if nproc else ["main"]
     port = _free_port() if nproc else 0
+    # The launcher holds the ranks' rendezvous store, as torchrun's agent does: a rank that
+    # finishes first then takes nothing down that the others still wait on.
+    store = _agent_store(port) if nproc else None
     procs = []
     for r, root in enumerate(roots):
         name = root.replace(" ", "")
         cfg = dict(config, root=root, result_path=str(run_dir / f"{name}.result.json"), snapshot=plan.snapshot and r == 0)
         config_path = run_dir / f"{name}.config.json"
         config_path.write_text(json.dumps(cfg))
-        proc_env = dict(env, **_rank_environment(r, nproc, port)) if nproc else env
+        proc_env = dict(env, **_rank_environment(r, nproc, port, store is not None)) if nproc else env
         procs.append(_start(cfg, config_path, proc_env, run_dir / f"{name}.stderr", stdin))
     deadline = None if timeout is None else time.monotonic() + timeout + _GRACE_SECONDS
-    _wait(procs, run_dir, deadline, plan.index)
+    try:
+        _wait(procs, run_dir, deadline, plan.index)
+    finally:
+        del store
     traces: dict[str, dict[str, Any]] = {}
     failures: list[RunFailed] = []
     for proc in procs:
@@ -240,14 +246,27 @@ def _children(run_dir: Path) -> list[dict[str, Any]]:
     return traces
 
 
-def _rank_environment(rank: int, world: int, port: int) -> dict[str, str]:
+def _agent_store(port: int) -> Any:
+    """A TCP store served by this process for the ranks (None if torch cannot start one:
+    rank 0 then serves it, as without an agent)."""
+    try:
+        from datetime import timedelta
+
+        from torch.distributed import TCPStore
+
+        return TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=300))
+    except Exception:  # noqa: BLE001 - any failure leaves the job to rank 0's store
+        return None
+
+
+def _rank_environment(rank: int, world: int, port: int, agent_store: bool = False) -> dict[str, str]:
     """What torchrun gives each rank of a single-node job."""
     env = {
         "RANK": str(rank), "LOCAL_RANK": str(rank), "GROUP_RANK": "0", "ROLE_RANK": str(rank),
         "ROLE_NAME": "default", "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(world),
         "GROUP_WORLD_SIZE": "1", "ROLE_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1",
         "MASTER_PORT": str(port), "TORCHELASTIC_RUN_ID": "repro-lint-probe", "TORCHELASTIC_RESTART_COUNT": "0",
-        "TORCHELASTIC_MAX_RESTARTS": "0", "TORCHELASTIC_USE_AGENT_STORE": "False",
+        "TORCHELASTIC_MAX_RESTARTS": "0", "TORCHELASTIC_USE_AGENT_STORE": str(agent_store),
     }
     if "OMP_NUM_THREADS" not in os.environ and world > 1:
         env["OMP_NUM_THREADS"] = "1"  # as torchrun does

@@ -29,10 +29,15 @@ def procs_dir(run_dir: str) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write whole or not at all: readers never see half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, separators=(",", ":")))
-    os.replace(tmp, path)
+    """Write whole or not at all: readers never see half a file. The temporary name is the
+    writing process's own: the ranks of a distributed run write the same file at once."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, separators=(",", ":")))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def read_json(path: Path) -> Any:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+_KEPT: list = []  # what a rank's program held, kept until the process exits
 
 
 class TargetError(Exception):
@@ -126,6 +127,12 @@ def _run(config: dict, result: dict) -> None:
         session.final = recorder.final_state()
     if config.get("compiled"):
         result["compiled_graphs"] = _compiled_graphs()
+    if config.get("ranks"):
+        # Freeing a rank's objects here can deadlock: the process group's destructor joins
+        # its threads while holding the GIL, and a thread that still holds the recorder (a
+        # Python object in its thread-local state) needs the GIL to let it go. The process
+        # ends with os._exit, so they are simply kept.
+        _KEPT.append(held)
     del held
     result["stop_reason"] = recorder.stop_reason
     if result["status"] == "ok":

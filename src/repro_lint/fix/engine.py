@@ -35,6 +35,9 @@ from repro_lint.fix.writer import ChangedOnDisk, write_atomic
 from repro_lint.model import ModuleInfo
 
 Selector = Callable[[Report], list]
+# How re-checks are done: `check_facts` over a fresh index by default; a language server
+# passes its own (same signature) that checks against the index it keeps up to date.
+CheckFacts = Callable[..., tuple]
 
 
 @dataclass
@@ -123,7 +126,10 @@ class _File:
 
 
 class _Engine:
-    def __init__(self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool) -> None:
+    def __init__(
+        self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool,
+        checker: Optional[CheckFacts] = None, reaching: Optional[dict] = None,
+    ) -> None:
         self.cfg = cfg
         self.unsafe = unsafe
         self.root = report.root
@@ -132,7 +138,8 @@ class _Engine:
         self.facts = dict(report.facts) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
         self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
         # re-checks build only the programs that reach the files checked (found once, on the original)
-        self.reaching = programs_reaching(self.facts, cfg, report.root)
+        self.reaching = reaching if reaching is not None else programs_reaching(self.facts, cfg, report.root)
+        self.check_facts = checker or check_facts
 
     def allowed(self, f: Finding, only: Optional[str] = None) -> bool:
         return f.fixable and (f.fix.safety == "safe" or self.unsafe) and (only is None or f.code == only)  # type: ignore[union-attr]
@@ -153,7 +160,7 @@ class _Engine:
         entries: set = set()
         for f in targets:
             entries |= self.reaching.get(infos[f.key].module, set())
-        found, errors = check_facts(facts, {f.key for f in targets}, self.cfg, self.root, entries=entries)
+        found, errors = self.check_facts(facts, {f.key for f in targets}, self.cfg, self.root, entries=entries)
         shown = {infos[f.key].path: infos[f.key] for f in targets}
         selected = self.selector(Report(root=self.root, findings=found, infos=shown))
         out = {}
@@ -278,12 +285,16 @@ def apply_fixes(
     selector: Optional[Selector] = None,
     use_cache: bool = True,
     overrides: Optional[dict] = None,
+    checker: Optional[CheckFacts] = None,
+    reaching: Optional[dict] = None,
 ) -> FixOutcome:
     """Fix the fixable `findings` (already selected: `# noqa` and disabled rules are out).
 
     `selector` turns a re-check's report into selected findings the same way `findings`
     were selected (default: the configuration's selection). `overrides` maps resolved paths
-    to contents that are not on disk (stdin); those are never written."""
+    to contents that are not on disk (stdin); those are never written. `checker` and
+    `reaching` replace `check_facts` and `programs_reaching` (a language server answers both
+    from the index it keeps)."""
     overrides = overrides or {}
     outcome = FixOutcome()
     by_file: dict[str, list] = {}
@@ -296,7 +307,7 @@ def apply_fixes(
                     elsewhere.append(f)
     if not by_file:
         return outcome
-    engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache)
+    engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache, checker, reaching)
     files: list[_File] = []
     for display in sorted(by_file):
         path = Path(display)

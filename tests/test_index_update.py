@@ -1,0 +1,98 @@
+"""The live index (`index_update.LiveIndex`) answers as a freshly built index does after
+each edit: findings of the whole project and which programs reach which module, compared
+after a series of edits of bodies and of outlines (functions, imports, classes)."""
+
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+from repro_lint.config import Config
+from repro_lint.engine import check_facts, check_index, extract_source, programs_reaching, project_facts
+from repro_lint.index_update import LiveIndex, outline
+from repro_lint.matchers import get_matchers
+
+sys.path.insert(0, str(REPO / "bench"))
+import make_corpus  # noqa: E402
+
+FILES = {
+    # a package that re-exports its seeding helper
+    "kit/__init__.py": "from .seeding import set_seed\n",
+    "kit/seeding.py": "import random\n\nimport numpy as np\n\n\ndef set_seed(seed):\n    random.seed(seed)\n    np.random.seed(seed)\n",
+    # a module reached through its package's name only (`import kit2` then `kit2.ops.noise()`)
+    "kit2/__init__.py": "",
+    "kit2/ops.py": "def noise():\n    return 0.0\n",
+    # a base class whose method calls an override of its subclasses
+    "models/base.py": "class Base:\n    def run(self):\n        return self.sample()\n\n    def sample(self):\n        return 0\n",
+    "models/child.py": "from models.base import Base\n\n\nclass Child(Base):\n    def other(self):\n        return 1\n",
+    # a library with a self-test that trains: an entry point only while its main trains
+    "lib/loop.py": (
+        "import torch\n\n\ndef fit(model, x):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    model(x).sum().backward()\n    opt.step()\n"
+    ),
+    # an imported module whose self-test trains through another module's function
+    "lib/selftest.py": "import torch\n\nfrom lib.loop import fit\n\nif __name__ == '__main__':\n    fit(torch.nn.Linear(2, 2), torch.ones(4, 2))\n",
+    "run_a.py": (
+        "import numpy as np\n\nimport kit\nimport kit2\nimport lib.selftest\nfrom models.child import Child\nfrom lib.loop import fit\n\n\n"
+        "def main():\n    kit.set_seed(0)\n    Child().run()\n    kit2.ops.noise()\n    print(np.random.rand(2))\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+    "run_b.py": (
+        "import random\n\nfrom kit.seeding import set_seed\n\n\ndef main(trainer):\n    set_seed(1)\n    trainer.step()\n    print(random.random())\n\n\n"
+        "if __name__ == '__main__':\n    main(None)\n"
+    ),
+}
+
+EDITS = [
+    # (file, old, new): each applied to the file's current text
+    ("kit/seeding.py", "    np.random.seed(seed)\n", ""),  # a body: run_a's numpy draw is unseeded now
+    ("kit/seeding.py", "    random.seed(seed)\n", "    random.seed(seed)\n    np.random.seed(seed)\n"),
+    ("models/child.py", "    def other(self):\n        return 1\n", "    def sample(self):\n        import random\n        return random.random()\n"),  # an override
+    ("kit2/ops.py", "    return 0.0\n", "    import torch\n    return torch.randn(1)\n"),  # a body reached by package name
+    ("kit2/ops.py", "def noise():", "def noise2():"),  # the outline: the call no longer resolves
+    ("kit/seeding.py", "def set_seed(seed):", "def seed_all(seed):"),  # the re-export breaks
+    ("kit/seeding.py", "def seed_all(seed):", "def set_seed(seed):"),
+    ("lib/loop.py", "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model(x).sum().backward()\n    opt.step()\n", "    return model(x)\n"),  # no longer trains: neither it nor lib.selftest is an entry point
+    ("models/child.py", "class Child(Base):", "class Other(Base):\n    def sample(self):\n        import torch\n        return torch.rand(1)\n\n\nclass Child(Base):"),  # a new subclass
+    ("run_b.py", "import random\n", "import random\n\nfrom lib.loop import fit\n"),  # an import
+    ("lib/loop.py", "    return model(x)\n", "    return model(x)\n\n\ndef step():\n    import numpy as np\n    return np.random.rand()\n"),  # `trainer.step()` finds it
+    ("labs/lab_00/seeding.py", "    torch.manual_seed(seed)\n", ""),
+    ("labs/lab_00/train_03.py", "import io\n", "import io\nfrom kit import set_seed as kit_seed\n"),
+]
+
+
+def _key(f):
+    return (f.code, f.location, f.message, tuple(r.location for r in f.related), f.fix and (f.fix.safety, f.fix.edits))
+
+
+def test_live_index_answers_as_a_fresh_one(tmp_path):
+    root = tmp_path
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    make_corpus.write_labs(root / "labs", 1, seed=0)
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cfg = Config()
+    infos = project_facts([root], cfg, root, use_cache=False)
+    live = LiveIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
+    live.seeding_names()
+    live.entries_reaching(())
+    texts = {rel: (root / rel).read_text() for rel, *_ in EDITS}
+    kinds = set()
+    for rel, old, new in EDITS:
+        assert old in texts[rel], (rel, old)
+        texts[rel] = texts[rel].replace(old, new, 1)
+        k = str((root / rel).resolve())
+        info = extract_source(root / rel, texts[rel].encode(), cfg, root)
+        assert info.error is None
+        kinds.add(outline(info) == outline(infos[k]))
+        live.replace(info)
+        infos[k] = info
+        found, _ = check_index(live, list(live.modules.values()), cfg)
+        fresh, _ = check_facts(infos, set(infos), cfg, root)
+        assert sorted(map(_key, found), key=repr) == sorted(map(_key, fresh), key=repr), rel
+        reaching = programs_reaching(infos, cfg, root)
+        assert {m: live.entries_reaching({m}) for m in live.modules} == {m: reaching.get(m, set()) for m in live.modules}, rel
+    assert kinds == {True, False}  # both kinds of edit were made
+    # the edits changed what is found (the comparison compared something)
+    assert {f.code for f in fresh} >= {"RPL101"}

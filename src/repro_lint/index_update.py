@@ -68,6 +68,10 @@ class LiveIndex(ProjectIndex):
         self._exact_imports: dict[str, set[str]] = {}  # each imported name -> the modules importing it
         for info in self.modules.values():
             self._add_import_names(info)
+        # the keys of the resolution caches' entries, by the module resolving (to forget them)
+        self._resolved_in: dict[str, list] = {}
+        self._methods_in: dict[str, list] = {}
+        self._groups_in: dict[str, set] = {}
         self._entry_memo: dict[str, bool] = {}
         self._entry_reads: dict[str, set[str]] = {}  # module -> the modules its entry-point answer read
         self._recording: Optional[set[str]] = None
@@ -95,6 +99,31 @@ class LiveIndex(ProjectIndex):
                 if callers is None:
                     callers = self._callers[k] = set()
                 callers.add(ref)
+        return out
+
+    def resolve(self, qual: str, ctx: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
+        key = (qual, ctx.module)
+        hit = self._resolve_cache.get(key)
+        if hit is not None:
+            return hit
+        out = super().resolve(qual, ctx, depth)
+        self._resolved_in.setdefault(ctx.module, []).append(key)
+        return out
+
+    def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
+        key = (method, info.module, marker)
+        hit = self._method_cache.get(key)
+        if hit is not None:
+            return hit
+        out = super().method_targets(method, info, marker)
+        self._methods_in.setdefault(info.module, []).append(key)
+        return out
+
+    def _call_successors(self, i: int) -> tuple:
+        out = super()._call_successors(i)
+        groups = [x for x in out if x.__class__ is tuple]  # calls by method name: (method, module)
+        if groups:
+            self._groups_in.setdefault(self._refs[i][0], set()).update(groups)  # type: ignore[index]
         return out
 
     def reach(self, starts, include_imports: bool = True) -> list[ScopeRef]:
@@ -311,6 +340,7 @@ class LiveIndex(ProjectIndex):
                         callers = self._callers.get(k)
                         if callers is not None:
                             callers.discard((mod, scope))
+
         if self._refs is not None:
             ids = self._ref_ids
             for mod in observers:
@@ -323,10 +353,13 @@ class LiveIndex(ProjectIndex):
                         self._call_succ[i] = None
         if same_outline:
             return  # only the module's own calls changed: how names resolve did not
-        self._resolve_cache = {k: v for k, v in self._resolve_cache.items() if k[1] not in observers}
-        self._method_cache = {k: v for k, v in self._method_cache.items() if k[1] not in observers}
-        self._by_name_ids = {k: v for k, v in self._by_name_ids.items() if k[1] not in observers}
         for mod in observers:
+            for key in self._resolved_in.pop(mod, ()):
+                self._resolve_cache.pop(key, None)
+            for key in self._methods_in.pop(mod, ()):
+                self._method_cache.pop(key, None)
+            for key in self._groups_in.pop(mod, ()):
+                self._by_name_ids.pop(key, None)
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None

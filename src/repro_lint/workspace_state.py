@@ -19,6 +19,7 @@ yet) gets no findings; a new file joins when it is saved.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -114,6 +115,10 @@ class ProjectState:
             # what every later check asks for, worked out now rather than after the first edit
             self.index.seeding_names()
             self.index.entries_reaching(())
+            # the facts and the index live as long as the project: the cycle collector need not
+            # scan them again each time it runs (a full scan took hundreds of ms on 5,000 files)
+            gc.collect()
+            gc.freeze()
         return self.index
 
     # -- changes -----------------------------------------------------------------------------------

@@ -220,7 +220,7 @@ def _available(ctx: Context, program: Program, info: ModuleInfo, scope: str, pos
     if fn is not None:
         for param in fn.params or ():
             out[param] = None
-    for name, span in seed_settings.parsed_names(info, scope, facts_parsers):
+    for name, span in [*seed_settings.parsed_names(info, scope, facts_parsers), *seed_settings.local_seeds(info, scope)]:
         if (span[0], span[1]) < pos:
             out[name] = span
     return out

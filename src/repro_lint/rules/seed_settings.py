@@ -8,7 +8,9 @@ Extraction records, per module, in `ModuleInfo.extra["seed_settings"]` (only whe
   callee (`args = get_args()`, a qualified name or a method name);
 - "parsers": scopes that call `parse_args()` (functions that build the arguments);
 - "attrs": per class, seed attributes its instances or the class hold (`self.seed = seed`,
-  `seed: int = 0` in a dataclass body).
+  `seed: int = 0` in a dataclass body);
+- "locals": per function, local names named like a seed and where they are bound
+  (`seed = args.seed + rank`).
 The rule-time side answers which `<name>.<attr>` expressions are valid in a scope.
 """
 
@@ -40,13 +42,14 @@ def names() -> dict:
         "attr_set": frozenset(rng["seed-attributes"]),
         "configs": frozenset(rng["config-names"]),
         "config_function": re.compile(rng["config-function-pattern"], re.IGNORECASE),
+        "seed_names": frozenset(rng["seed-names"]),
     }
 
 
 def _facts(ex: Extractor) -> dict:
     facts = ex.info.extra.get(FACTS)
     if facts is None:
-        facts = ex.info.extra[FACTS] = {"options": [], "parsed": {}, "parsers": [], "attrs": {}}
+        facts = ex.info.extra[FACTS] = {"options": [], "parsed": {}, "parsers": [], "attrs": {}, "locals": {}}
     return facts
 
 
@@ -96,6 +99,9 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                 _attr(ex, ".".join(ex.prefix), ident)
             return
         value = stmt.value  # type: ignore[attr-defined]
+        if ident in names()["seed_names"] and ex.func is not None and value is not None:
+            _facts(ex)["locals"].setdefault(ex.scope, []).append((ident, ex.span(stmt)))
+            return
         if type(value) is ast.Call and ident in names()["configs"]:
             func = value.func  # type: ignore[attr-defined]
             if isinstance(func, ast.Attribute) and func.attr in _PARSE_METHODS:
@@ -126,7 +132,7 @@ extract.ASSIGN_HOOKS.append(_on_assign)
 
 # -- rule time -------------------------------------------------------------------------------
 def facts_of(info: ModuleInfo) -> dict:
-    return info.extra.get(FACTS) or {"options": [], "parsed": {}, "parsers": [], "attrs": {}}
+    return info.extra.get(FACTS) or {"options": [], "parsed": {}, "parsers": [], "attrs": {}, "locals": {}}
 
 
 def options(infos) -> list[str]:
@@ -158,6 +164,11 @@ def parser_function_names(infos) -> set:
                 out.add(fn.name)
                 out.add(f"{info.module}.{scope}" if info.module else scope)
     return out
+
+
+def local_seeds(info: ModuleInfo, scope: str) -> list[tuple[str, tuple]]:
+    """Local names of a function named like a seed, with the span of their binding."""
+    return [(name, tuple(span)) for name, span in facts_of(info).get("locals", {}).get(scope, ())]
 
 
 def instance_attrs(info: ModuleInfo, cls: str) -> list[str]:

@@ -126,16 +126,17 @@ def training_of(ctx: Context, program: Program) -> Training:
 
 
 def trains(ctx: Context, key: str) -> bool:
-    """Whether calling project function `key` trains (reaches a train event)."""
+    """Whether calling project function `key` does the model's work: it trains (`.backward()`,
+    an optimizer or a Trainer) or builds or runs a torch model (a launcher's job may train
+    through a library, `timm`'s loss scaler or a framework, that the index does not see)."""
     cache = ctx.__dict__.setdefault("_trains", {})
     hit = cache.get(key)
     if hit is None:
         index = ctx.index
         hit = cache[key] = any(
-            ev.data.get("what") in _TRAINS
+            ev.kind in ("train", "torchuse")
             for mod, scope in index.reach([index.scope_of(key)], include_imports=False)
             for ev in index.modules[mod].events.get(scope, ())
-            if ev.kind == "train"
         )
     return hit
 

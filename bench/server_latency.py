@@ -67,13 +67,40 @@ def _edits(script: str, seeding: str) -> list:
     return cycle
 
 
-def run(corpus: Path, n_edits: int, debounce_ms: float) -> dict:
+class ColdCheck:
+    """`--verify`: the script's findings worked out from scratch after each edit (a fresh
+    project index over the files' facts, as `repro-lint check` builds it), to compare
+    with what the server published."""
+
+    def __init__(self, corpus: Path) -> None:
+        sys.path.insert(0, str(SRC))
+        from repro_lint.config import Config
+        from repro_lint.engine import project_facts
+
+        self.root = corpus
+        self.cfg = Config()
+        self.infos = project_facts([corpus], self.cfg, corpus)
+
+    def findings(self, paths: dict, texts: dict) -> set:
+        from repro_lint.engine import check_facts, extract_source, select, Report
+
+        for which, path in paths.items():
+            self.infos[str(path.resolve())] = extract_source(path, texts[which].encode(), self.cfg, self.root)
+        key = str(paths["script"].resolve())
+        found, _ = check_facts(self.infos, {key}, self.cfg, self.root)
+        info = self.infos[key]
+        selected = select(Report(root=self.root, findings=found, infos={info.path: info}), self.cfg)
+        return {(f.code, f.location.line, f.message) for f in selected}
+
+
+def run(corpus: Path, n_edits: int, debounce_ms: float, verify: bool = False) -> dict:
     lab = corpus / "labs" / "lab_00"
     script_path, seeding_path = lab / "train_00.py", lab / "seeding.py"
     script, seeding = script_path.read_text(), seeding_path.read_text()
     if "set_seed(args.seed)" not in script:  # the benchmark needs a script that seeds through the helper
         script = script.replace("    print('seed', args.seed)\n", "    set_seed(args.seed)\n")
         script_path.write_text(script)
+    cold = ColdCheck(corpus) if verify else None
     cmd = [sys.executable, "-m", "repro_lint", "server"]
     out: dict = {"edits": []}
     with LspClient(cmd, cwd=corpus, env=_env()) as c:
@@ -102,7 +129,11 @@ def run(corpus: Path, n_edits: int, debounce_ms: float) -> dict:
             )
             diags = msg["params"]["diagnostics"]
             ok = check([d["code"] for d in diags], [d["message"] for d in diags])
-            out["edits"].append({"kind": kind, "file": which, "ms": (at - sent) * 1000, "expected": ok})
+            entry = {"kind": kind, "file": which, "ms": (at - sent) * 1000, "expected": ok}
+            if cold is not None:
+                shown = {(d["code"], d["range"]["start"]["line"] + 1, d["message"].split("\nhelp: ")[0]) for d in diags}
+                entry["same_as_cold"] = shown == cold.findings(paths, texts)
+            out["edits"].append(entry)
             time.sleep(0.2)  # a pause, as between a user's edits
         errors = [m["params"]["message"] for _, m in c.notifications if m.get("method") == "window/logMessage" and m["params"]["type"] == 1]
         out["server_errors"] = errors
@@ -123,6 +154,8 @@ def main(argv=None) -> int:
     p.add_argument("--edits", type=int, default=24)
     p.add_argument("--debounce", type=float, default=50.0, help="the server's debounce in ms (its default: 50)")
     p.add_argument("--json", type=Path)
+    p.add_argument("--verify", action="store_true",
+                   help="after each edit also work out the script's findings from scratch and compare (slow: seconds per edit)")
     args = p.parse_args(argv)
     tmp = None
     corpus = args.corpus
@@ -137,7 +170,7 @@ def main(argv=None) -> int:
         subprocess.run([sys.executable, "-m", "repro_lint", "check", str(corpus), "--exit-zero", "-q", "--output-format", "json"],
                        cwd=corpus, env=_env(), stdout=subprocess.DEVNULL, check=True)
         fill = time.perf_counter() - t
-        result = run(corpus, args.edits, args.debounce)
+        result = run(corpus, args.edits, args.debounce, args.verify)
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -153,6 +186,7 @@ def main(argv=None) -> int:
         "all": _summary(lat),
         "by_kind": {k: _summary([e["ms"] for e in result["edits"] if e["kind"] == k]) for k in dict.fromkeys(e["kind"] for e in result["edits"])},
         "all_expected": all(e["expected"] for e in result["edits"]),
+        "same_as_cold": all(e["same_as_cold"] for e in result["edits"]) if args.verify else None,
         "server_errors": result["server_errors"],
         "edits": result["edits"],
         "load_log": result["load_log"],
@@ -163,9 +197,11 @@ def main(argv=None) -> int:
     for name, s in [("all", report["all"]), *report["by_kind"].items()]:
         print(f"| {name} | {s['n']} | {s['median_ms']:.0f} ms | {s['p90_ms']:.0f} ms | {s['max_ms']:.0f} ms |")
     print(f"diagnostics as expected after every edit: {report['all_expected']}; server errors: {len(report['server_errors'])}")
+    if args.verify:
+        print(f"the same as a check from scratch after every edit: {report['same_as_cold']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
-    return 0 if report["all_expected"] and not report["server_errors"] else 1
+    return 0 if report["all_expected"] and report["same_as_cold"] is not False and not report["server_errors"] else 1
 
 
 if __name__ == "__main__":

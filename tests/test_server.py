@@ -243,7 +243,6 @@ def test_notebook_file_as_text(proj):
 
 FAULTY = """
 import sys
-import repro_lint.server.actions as actions
 import repro_lint.workspace_state as ws
 
 real = ws.ProjectState.check
@@ -255,7 +254,6 @@ def check(self, paths):
 ws.ProjectState.check = check
 def code_actions(*args, **kwargs):
     raise RuntimeError("injected failure in a request")
-actions_code_actions = actions.code_actions
 import repro_lint.server.lsp as lsp
 lsp.code_actions = code_actions
 from repro_lint.server import main
@@ -278,7 +276,9 @@ def test_a_failure_does_not_stop_the_server(proj):
         c.open(proj / "boom.py", "x = 1\n")
         _, _, msg = c.wait_for(lambda m: m.get("method") == "window/logMessage" and "injected failure in a check" in m["params"]["message"], after=mark)
         assert msg["params"]["type"] == 1
-        c.notify("textDocument/didClose", {"textDocument": {"uri": uri_of(proj / "boom.py")}})
+        boom = uri_of(proj / "boom.py")
+        assert not any(m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == boom for _, m in c.notifications[mark:])
+        c.notify("textDocument/didClose", {"textDocument": {"uri": boom}})
         version = c.change(solo, UNSEEDED.replace("rand(3)", "rand(4)"))
         assert _codes(c.diagnostics(uri, version=version)) == ["RPL101"]
         assert c.proc.poll() is None
@@ -289,3 +289,28 @@ def test_without_the_extra_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs the `server` extra: pip install 'repro-lint[server]'"
+
+
+def test_settings_from_pyproject_and_their_change(project):
+    project("solo.py", UNSEEDED)
+    pyproject = project.root / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "demo"\nversion = "0"\n\n[tool.repro-lint]\nignore = ["RPL101"]\n')
+    with _server(project.root) as c:
+        c.initialize(project.root)
+        uri = c.open(project.root / "solo.py", UNSEEDED)
+        assert c.diagnostics(uri, version=1) == []
+        pyproject.write_text('[project]\nname = "demo"\nversion = "0"\n\n[tool.repro-lint]\nseed = 7\n')
+        mark = len(c.notifications)
+        c.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri_of(pyproject), "type": 2}]})
+        diags = c.diagnostics(uri, after=mark)
+        assert _codes(diags) == ["RPL101"]
+        actions = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"], "context": {"diagnostics": diags}})
+        fix = next(a for a in actions if a["title"].startswith("RPL101:"))
+        assert "SEED = 7" in apply_edits(UNSEEDED, _edits_for(fix, uri))  # the fix uses the new setting
+        # an invalid configuration is reported, and the defaults are used
+        pyproject.write_text('[project]\nname = "demo"\nversion = "0"\n\n[tool.repro-lint]\nbogus = 1\n')
+        mark = len(c.notifications)
+        c.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri_of(pyproject), "type": 2}]})
+        _, _, msg = c.wait_for(lambda m: m.get("method") == "window/showMessage", after=mark)
+        assert "unknown configuration key `tool.repro-lint.bogus`" in msg["params"]["message"]
+        assert _codes(c.diagnostics(uri, after=mark)) == ["RPL101"]

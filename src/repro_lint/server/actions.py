@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from repro_lint.add_noqa import with_noqa
 from repro_lint.findings import Finding
-from repro_lint.server.documents import Doc
+from repro_lint.server.documents import Doc, decode_python
 from repro_lint.server.session import SOURCE, Session
 
 FIX_ALL = "source.fixAll.repro-lint"
@@ -152,11 +152,10 @@ def _workspace_edit(session: Session, texts: dict, document_changes: bool) -> ty
         if doc is None:  # a file the editor does not have open: edited as it is on disk
             try:
                 raw = path.read_bytes()
-            except OSError as exc:
-                raise ActionError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
-            from repro_lint.server.documents import decode_python
-
-            doc = Doc(path.as_uri(), path, None, raw.decode("utf-8", errors="replace") if path.name.endswith(".ipynb") else decode_python(raw))
+                text = raw.decode("utf-8") if path.name.endswith(".ipynb") else decode_python(raw)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+                raise ActionError(f"{path}: cannot read it: {exc}") from exc
+            doc = Doc(path.as_uri(), path, None, text)
         for uri, edits in doc.edits(data, session.units):
             text_edits = [
                 types.TextEdit(range=types.Range(start=types.Position(line=a[0], character=a[1]), end=types.Position(line=b[0], character=b[1])), new_text=t)

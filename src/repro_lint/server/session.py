@@ -20,7 +20,7 @@ from repro_lint import __version__
 from repro_lint.config import Config, ConfigError, find_config, load_config
 from repro_lint.findings import Finding, Location
 from repro_lint.project import find_root
-from repro_lint.server.documents import Doc, Span, Units, lines_of
+from repro_lint.server.documents import Doc, Span, Units, decode_python
 from repro_lint.workspace_state import ProjectState
 
 SOURCE = "repro-lint"
@@ -249,13 +249,11 @@ class Session:
             return types.Location(uri=span.uri, range=_range(span))
         path = _full(loc.path)
         try:
-            lines = lines_of(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            lines = []
-        probe = Doc(path.as_uri(), path, None, "\n".join(lines))
-        if probe.is_notebook:
-            probe.text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-        span = probe.span(loc.line, loc.col, loc.end_line, loc.end_col, self.units)
+            raw = path.read_bytes()
+            text = raw.decode("utf-8", errors="replace") if path.name.endswith(".ipynb") else decode_python(raw)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            text = ""
+        span = Doc(path.as_uri(), path, None, text).span(loc.line, loc.col, loc.end_line, loc.end_col, self.units)
         return types.Location(uri=span.uri, range=_range(span))
 
     def _doc_for(self, shown: str, hint: Doc) -> Optional[Doc]:

@@ -217,6 +217,14 @@ class ProjectState:
                     out[k].errors.append(line)
         return out
 
+    def programs_reaching(self, path: Path) -> int:
+        """How many programs reach the file (what checking it costs, roughly)."""
+        info = self.facts.get(self.key(path))
+        index = self._ensure_index()
+        if info is None or index.modules.get(info.module) is not info:
+            return 0
+        return len(index.entries_reaching({info.module}))
+
     def info(self, path: Path) -> Optional[ModuleInfo]:
         return self.facts.get(self.key(path))
 

@@ -273,6 +273,19 @@ def test_argument_matches_signature(op):
             assert default not in arg["values"], (op["id"], qualified, default)
 
 
+@needs_torch
+@pytest.mark.parametrize("op", [op for op in OPS if "argument" in op and op["modules"]], ids=lambda op: op["id"])
+def test_module_forms_without_the_argument_are_always_affected(op):
+    """A module whose constructor has no parameter of the deciding argument's name (the
+    padding modules: `nn.ReflectionPad2d(1)` pads by reflection whatever the call says) is
+    affected whenever it is built, so it must be listed in `always-affected`: otherwise the
+    static rule never reports it."""
+    name = op["argument"]["name"]
+    for qualified in op["modules"]:
+        params = inspect.signature(_resolve(qualified).__init__).parameters
+        assert name in params or qualified in op.get("always-affected", ()), (op["id"], qualified)
+
+
 # --------------------------------------------------------------------------------------
 # The aten names are what a runtime probe sees (CPU run of the same code path)
 # --------------------------------------------------------------------------------------

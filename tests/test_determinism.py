@@ -136,6 +136,59 @@ def test_declarations_at_the_root(tmp_path):
     assert target.where == "torch>=2.1 in requirements-cpu.txt"
 
 
+@pytest.mark.parametrize(
+    "files, where, lowest",
+    [
+        (
+            {"setup.py": 'from setuptools import setup\nREQUIRED = ["numpy", "torch==1.13.*"]\n'
+                         'setup(name="x", keywords=["torch"], install_requires=REQUIRED)\n'},
+            "torch==1.13.* in setup.py", (1, 13, 0),
+        ),
+        (
+            {"setup.py": 'import setuptools\nsetuptools.setup(name="x", extras_require={"gpu": ["torch~=1.12"]})\n'},
+            "torch~=1.12 in setup.py", (1, 12, 0),
+        ),
+        (
+            {"setup.cfg": "[metadata]\nname = x\n[options]\ninstall_requires =\n    numpy\n    torch>=1.11,<2\n"},
+            "torch>=1.11,<2 in setup.cfg", (1, 11, 0),
+        ),
+        (
+            {"environment.yml": "name: x\ndependencies:\n  - python=3.9\n  - pytorch::pytorch=1.13.1=py3.9_cuda11.7_0\n  - pytorch-cuda=11.7\n"},
+            "pytorch::pytorch=1.13.1=py3.9_cuda11.7_0 in environment.yml", (1, 13, 1),
+        ),
+        (
+            {"environment.yaml": "dependencies:\n  - pip\n  - pip:\n    - torch==2.0.1  # pinned\n"},
+            "torch==2.0.1 in environment.yaml", (2, 0, 1),
+        ),
+        (
+            {"requirements/base.txt": "numpy\n", "requirements/train.txt": "-r base.txt\n-c constraints.txt\n",
+             "requirements/constraints.txt": "torch<=1.13.1,>=1.10\n"},
+            "torch<=1.13.1,>=1.10 in requirements/constraints.txt", (1, 10, 0),
+        ),
+    ],
+    ids=["setup.py-name", "setup.py-extras", "setup.cfg", "conda", "conda-pip", "requirements-folder"],
+)
+def test_declarations_beyond_pyproject(tmp_path, files, where, lowest):
+    """The torch pins projects make outside pyproject.toml and root requirements files."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    target = torch_target(None, tmp_path)
+    assert (target.source, target.where, target.lower) == ("declared", where, lowest)
+    assert target.admits_before("2.10.0")
+
+
+def test_nearest_declaration_decides(tmp_path):
+    """In a folder of examples each program's own requirements decide, else the root's."""
+    (tmp_path / "requirements.txt").write_text("torch>=2.10\n")
+    (tmp_path / "imagenet").mkdir()
+    (tmp_path / "imagenet" / "requirements.txt").write_text("torch>=2.6\ntorchvision\n")
+    (tmp_path / "mnist").mkdir()
+    assert torch_target(None, tmp_path, tmp_path / "imagenet").where == "torch>=2.6 in requirements.txt (imagenet)"
+    assert not torch_target(None, tmp_path, tmp_path / "mnist").admits_before("2.10.0")
+    assert not torch_target(None, tmp_path, tmp_path / "elsewhere" / "..").admits_before("2.10.0")
+
+
 def test_undeclared_targets_every_release(tmp_path):
     target = torch_target(None, tmp_path)
     assert target.source == "undeclared" and target.admits_before("2.10.0")

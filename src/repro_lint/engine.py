@@ -22,7 +22,7 @@ from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_plain, to_plain
-from repro_lint.project import SOURCE_SUFFIXES, Discovery, FolderResolver, find_root, is_test_path, module_name
+from repro_lint.project import SOURCE_SUFFIXES, Discovery, FolderResolver, find_root, mark_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
 
 # Below this many files to extract, worker start-up costs more than it saves.
@@ -189,10 +189,13 @@ class PathError(Exception):
     """A path given on the command line does not exist."""
 
 
-def collect_files(paths: list[Path], cfg: Config, root: Path) -> tuple[list[Path], list[Path]]:
-    """(every project file for the index, the files to report on)."""
+def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[list] = None) -> tuple[list[Path], list[Path]]:
+    """(every project file for the index, the files to report on); `side` receives the
+    project's other files that rules read (`project.is_side_file`)."""
     disc = Discovery(root, list(cfg.exclude) + list(cfg.extend_exclude))
     project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
+    if side is not None:
+        side.extend(disc.side_files)
     targets: list[Path] = []
     for p in paths:
         if not p.exists():
@@ -220,14 +223,6 @@ def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
     for k, info in infos.items():
         rel = k if os.sep == "/" else Path(k).as_posix()
         mark_path(info, rel[len(prefix):] if rel.startswith(prefix) else rel.rpartition("/")[2])
-
-
-def mark_path(info: ModuleInfo, rel: str) -> None:
-    """`is_test` from the path; a notebook does work at top level (it runs top to bottom,
-    and nothing imports it), which makes it an entry point."""
-    info.is_test = is_test_path(rel)
-    if notebook.is_notebook(rel):
-        info.module_work = True
 
 
 @contextlib.contextmanager
@@ -285,7 +280,8 @@ def _run_check(
     matchers = get_matchers(*key)
     sources = [p for p in paths if not (p.is_file() and not p.name.endswith(SOURCE_SUFFIXES))]
     everything = dependents and len(sources) < len(paths)  # a configuration file changed
-    project_files, target_files = collect_files(sources, cfg, root)
+    side_files: list[str] = []
+    project_files, target_files = collect_files(sources, cfg, root, side_files)
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}
@@ -314,7 +310,7 @@ def _run_check(
 
     cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
     run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root), dependents)).encode(),
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root, side_files), dependents)).encode(),
         digest_size=16,
     ).hexdigest()
     cached_results = cache.load("results") if not given else None  # a buffer's results are not kept
@@ -389,13 +385,14 @@ def dependent_files(ctx: Context, infos: dict[str, ModuleInfo], keys: set[str]) 
     return {by_module[m] for m in out if m in by_module}
 
 
-def _side_inputs(root: Path) -> list:
-    """Digests of the non-Python files rules read (the torch requirement RPL404 is keyed on):
-    cached results must not outlive a change to them."""
+def _side_inputs(root: Path, side_files: list[str]) -> list:
+    """Digests of the non-Python files rules read (the torch requirement RPL404 is keyed on,
+    the Hydra configs that programs reach through): cached results must not outlive a change
+    to them. `side_files` are those discovery saw; the root's pyproject.toml always counts."""
     out = []
-    for path in [root / "pyproject.toml", *sorted(root.glob("requirements*.txt"))]:
+    for path in sorted({str(root / "pyproject.toml"), *side_files}):
         try:
-            out.append((path.name, hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()))
+            out.append((path, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()))
         except OSError:
             continue
     return out

@@ -14,7 +14,7 @@ from sys import intern
 from typing import Any, Callable, Optional
 
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, SELF_CALL, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_CALL, SELF_CALL, SELF_REF, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
 from repro_lint.sourcetext import decode_source, parse_noqa, split_lines
 from repro_lint.syntax import LEAF_TYPES, NOT_LITERAL, call_order, get_arg, has_kwargs, iter_calls, literal
@@ -40,6 +40,13 @@ _Name = ast.Name
 _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
+_NO_NAMES: frozenset = frozenset()
+# ModuleInfo.extra keys: per scope, the (first, last) lines of `with torch.no_grad():` blocks;
+# objects built into a container under a literal key, by the position of the building call:
+# (container name, key); and calls of such items: (scope, container name, key, line, no_grad)
+NO_GRAD_SPANS = "no_grad_spans"
+STORES = "stored_objects"
+ITEM_CALLS = "item_calls"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
@@ -81,6 +88,9 @@ class Extractor:
         self.torch_used_scopes: set[str] = set()
         # names bound to optimizer objects, per scope (for `opt.step()`)
         self.optimizer_names: set[str] = set()
+        # names bound to the result of calling a project name (maybe an instance of a project
+        # class), per scope: the callee's qualified name
+        self.call_results: dict[str, str] = {}
 
     # -- positions ---------------------------------------------------------------
     def col(self, line: int, col: int) -> int:
@@ -294,6 +304,8 @@ class Extractor:
                     grad_off = 1
                 if item.optional_vars is not None:
                     self._bind_targets(item.optional_vars)
+            if grad_off:  # where in this scope no gradient flows (read by RPL405)
+                self.info.extra.setdefault(NO_GRAD_SPANS, {}).setdefault(self.scope, []).append((stmt.lineno, stmt.end_lineno))
             self.no_grad += grad_off
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.no_grad -= grad_off
@@ -376,19 +388,24 @@ class Extractor:
                         self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
             if tv is ast.Call:
                 qual = self.r.qualify(value.func)  # type: ignore[union-attr]
-                if qual and self.m.is_optimizer(qual):
-                    self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
-                # a drawn value kept in a name (for the draw-then-seed-with-it idiom)
-                events = self.info.events.get(self.scope)
-                if not events or events[-1].line < value.lineno:  # type: ignore[union-attr]
-                    return  # no event on this line
-                for ev in reversed(events):
-                    if ev.line < value.lineno:
-                        break  # events are recorded in statement order: the rest come before
-                    if ev.kind == "draw" and ev.line == value.lineno and ev.col == self.col(value.lineno, value.col_offset):
-                        ev.data["assigned"] = target.id
-                        break
+                if qual:
+                    if self.m.is_optimizer(qual):
+                        self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
+                    elif qual.split(".", 1)[0] not in self.m.external_roots:
+                        self.call_results[target.id] = qual  # type: ignore[attr-defined]
+            elif self.call_results:
+                self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
+            if value is not None and tv is not _Name and tv is not _Constant:
+                self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                if tv is ast.Dict:  # `postprocessors = {"bbox": PostProcess()}`
+                    for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
+                        if type(v) is ast.Call and k is not None:
+                            self._stored(target, k, v)
         elif isinstance(target, ast.Attribute):
+            if value is not None and tv is not _Name and tv is not _Constant:
+                dotted = self.r_dotted(target)
+                if dotted:
+                    self._mark_assigned(value, dotted)
             qual = self.r.qualify(target)
             if qual is None:
                 return
@@ -396,6 +413,8 @@ class Extractor:
                 lit = literal(value)
                 self.add("flag", target, name=qual, value=None if lit is NOT_LITERAL else lit, assign=self.span(stmt))
         elif isinstance(target, ast.Subscript):
+            if tv is ast.Call:  # `postprocessors["segm"] = PostProcessSegm()`
+                self._stored(target.value, target.slice, value)  # type: ignore[arg-type]
             qual = self.r.qualify(target.value)
             if qual == "os.environ":
                 key = literal(target.slice)
@@ -405,6 +424,42 @@ class Extractor:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
+
+    def _stored(self, container: ast.AST, key: ast.AST, call: ast.Call) -> None:
+        """An object built by `call` kept under a literal key of a container: it runs (its
+        `forward`, `__call__`) where that container's item is called (see `item calls`)."""
+        name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None  # type: ignore[attr-defined]
+        key_value = literal(key)
+        if name and isinstance(key_value, str):
+            self.info.extra.setdefault(STORES, {})[(call.lineno, self.col(call.lineno, call.col_offset))] = (name, key_value)
+
+    def _mark_assigned(self, value: ast.AST, name: str) -> None:
+        """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
+        seed and then seeds with it."""
+        events = self.info.events.get(self.scope)
+        line = value.lineno  # type: ignore[attr-defined]
+        if not events or events[-1].line < line:
+            return  # no event in this statement's value
+        start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
+        end_line = value.end_lineno or line  # type: ignore[attr-defined]
+        end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
+        for ev in reversed(events):
+            if ev.line < line:
+                break  # events are recorded in statement order: the rest come before
+            if ev.kind == "draw" and start <= (ev.line, ev.col) <= end:
+                ev.data["assigned"] = name
+
+    @staticmethod
+    def r_dotted(node: ast.AST) -> Optional[str]:
+        """`opt.seed`: the dotted text of a Name/Attribute chain, else None."""
+        parts: list[str] = []
+        while type(node) is _Attribute:
+            parts.append(node.attr)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        if type(node) is not _Name:
+            return None
+        parts.append(node.id)  # type: ignore[attr-defined]
+        return ".".join(reversed(parts))
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
@@ -461,7 +516,7 @@ class Extractor:
         if is_hydra:
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.guards)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards)
         self.guards = []
         self.prefix = [*self.prefix, node.name]
         self.scope = qual
@@ -469,6 +524,7 @@ class Extractor:
         self.class_stack = []
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
+        self.call_results = {}
         bindings = self.r.push().bindings
         for name in params:
             bindings[name] = UNKNOWN
@@ -478,7 +534,7 @@ class Extractor:
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.guards = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:
@@ -504,6 +560,31 @@ class Extractor:
         self.class_stack = saved_stack
         self.func = saved_func
         self.prefix = saved_prefix
+        build = self._seeding_base(bases)
+        if build is not None and "__init__" not in methods:
+            # the inherited constructor of a framework class that seeds when built (a project
+            # subclass of transformers' Trainer): a method of its own, at the class line
+            init = f"{qual}.__init__"
+            line, col = node.lineno, self.col(node.lineno, node.col_offset)
+            self.info.functions[init] = FunctionInfo(
+                init, "__init__", line, col, node.end_lineno, ["self"], [], None, node.name, 0, line, col, False, False,
+            )
+            span = (line, col, line, col + len("class"))
+            self.info.events[init] = [Event("seed", *span, span, self._build_seed(build))]
+
+    def _seeding_base(self, bases: list[str]):
+        """The seeder spec of a base class whose construction seeds (`build`), if any."""
+        for base in bases:
+            spec = self.m.seeders.get(base)
+            if spec is not None and spec.build:
+                return spec
+        return None
+
+    @staticmethod
+    def _build_seed(spec) -> dict:
+        """A seed made by building a framework object: from the framework's default seed unless
+        the user gives one (which `seed_arguments` records), so not the user's intent."""
+        return dict(sources=spec.sources, api=spec.name, expr=None, names=_NO_NAMES, framework=True, heuristic=False, kwargs={}, intent=False)
 
     # -- calls -------------------------------------------------------------------
     def _visit_call(self, node: ast.Call) -> None:
@@ -512,12 +593,14 @@ class Extractor:
         func = node.func
         tf = type(func)
         qual: Optional[str] = None
+        local = False  # a plain name bound in a function to something unknown (a variable)
         if tf is _Name:
             last: Optional[str] = func.id  # type: ignore[attr-defined]
             scope = self.r.scope
             while scope is not None:  # Scope.lookup, written out
                 qual = scope.bindings.get(last)  # type: ignore[arg-type]
                 if qual is not None:
+                    local = not qual
                     qual = qual or None  # UNKNOWN shadows but resolves to nothing
                     break
                 scope = scope.parent
@@ -532,6 +615,12 @@ class Extractor:
                 qual = self.r.qualify(func)
         else:
             last = None
+            if tf is ast.Subscript:  # `postprocessors["segm"](...)`: an item of a container called
+                container = func.value  # type: ignore[attr-defined]
+                name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None
+                key = literal(func.slice)  # type: ignore[attr-defined]
+                if name and isinstance(key, str):
+                    self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
         m = self.m
         if qual is not None:
             self._resolved_call(node, qual)
@@ -550,10 +639,17 @@ class Extractor:
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
             fn = self.func
-            self.add_call(self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None, method, node)  # type: ignore[attr-defined]
+            marker = self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None  # type: ignore[attr-defined]
+            if method == "__init__" and marker is not None and marker.startswith(SUPER_CALL):
+                cls = self.info.classes.get(marker[len(SUPER_CALL):])
+                build = self._seeding_base(cls.bases) if cls is not None else None
+                if build is not None:  # `super().__init__(...)` of transformers' Trainer seeds
+                    self.add("seed", node, **self._build_seed(build))
+            self.add_call(marker, method, node)
         elif tf is _Name:
-            # an unbound plain name: a builtin, a star import or an undefined helper
-            if m.looks_like_seeder(last):  # type: ignore[arg-type]
+            # an unbound plain name (a builtin, a star import or an undefined helper), or a
+            # variable: only the former can be a seeding helper the index does not know
+            if not local and m.looks_like_seeder(last):  # type: ignore[arg-type]
                 self._seed_candidate(node, last)  # type: ignore[arg-type]
             self.add_call(None, last, node)
         # functions handed over as arguments (callbacks) are reached too
@@ -571,7 +667,8 @@ class Extractor:
                 if self.r.scope.lookup(v.id) is not None:
                     self._maybe_ref(v)
             elif ta is _Attribute:
-                self._maybe_ref(v)
+                if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
+                    self._method_ref(v)
         for hook in self.hooks_for.get(last, self.hooks_any):  # type: ignore[arg-type]
             hook(self, node, qual)
 
@@ -592,11 +689,23 @@ class Extractor:
             return None
         return kind + self.scope.rpartition(".")[0]
 
-    def _maybe_ref(self, arg: ast.AST) -> None:
-        """A name or attribute passed as an argument (the caller checked the type)."""
+    def _maybe_ref(self, arg: ast.AST) -> bool:
+        """A name or attribute passed as an argument (the caller checked the type); False
+        when it does not resolve."""
         qual = self.r.qualify(arg)
         if qual and qual.split(".", 1)[0] not in self.m.external_roots:
             self.add_call(qual, REF_CALL, arg)
+        return qual is not None
+
+    def _method_ref(self, arg: ast.Attribute) -> None:
+        """A method of an object handed over as a callback (`collate_fn=self.collate`)."""
+        marker = self._receiver_class(arg.value)
+        if marker is not None:
+            if marker.startswith(SUPER_CALL):
+                return
+            self.add_call(SELF_REF + marker.partition(":")[2], arg.attr, arg)
+        else:
+            self.add_call(NAME_REF, arg.attr, arg)
 
     def _resolved_call(self, node: ast.Call, qual: str) -> None:
         m = self.m
@@ -610,15 +719,17 @@ class Extractor:
             self.add_call(qual, None, node)
             return
         spec = m.seeders.get(qual)
-        if spec is not None:
+        if spec is not None and spec.build:
+            self.add("seed", node, **self._build_seed(spec))
+        elif spec is not None:
             if spec.requires_arg and not node.args and not node.keywords:
                 return  # reseeds from entropy
             first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
-            names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
+            names, attrs = _names_in(node)
             kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
             self.add(
                 "seed", node, sources=spec.sources, api=qual, expr=self.text_of(first) if first is not None else None,
-                names=names, framework=spec.framework, heuristic=False,
+                names=names, attrs=attrs, framework=spec.framework, heuristic=False,
                 kwargs={k: v for k, v in kws.items() if v is not NOT_LITERAL},
             )
             self._switch(node, qual)
@@ -641,9 +752,11 @@ class Extractor:
         src = m.shuffling_loaders.get(qual)
         if src is not None:
             shuffle = get_arg(node, 2, "shuffle")
-            sampler = get_arg(node, 3, "sampler")
-            batch_sampler = get_arg(node, 4, "batch_sampler")
-            if shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None and sampler is None and batch_sampler is None:
+            if (
+                shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None
+                and _sampler_may_be_none(get_arg(node, 3, "sampler"), shuffle)
+                and _sampler_may_be_none(get_arg(node, 4, "batch_sampler"), shuffle)
+            ):
                 self.add("draw", node, source=src, api=qual, assigned=None)
             return
         gen = m.generators.get(qual)
@@ -676,6 +789,11 @@ class Extractor:
         if qual in ("os.environ.setdefault", "os.environ.update", "os.putenv"):
             self._env_call(node, qual)
             return
+        keyword = m.seed_arguments.get(qual)
+        if keyword is not None:
+            if get_arg(node, -1, keyword) is not None:
+                self.add("intent", node, api=qual, keyword=keyword)
+            return
         if root in m.external_roots:
             return
         if m.looks_like_seeder(qual):
@@ -684,8 +802,8 @@ class Extractor:
 
     def _seed_candidate(self, node: ast.Call, target: str) -> None:
         first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
-        names = frozenset(n.id for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name))
-        self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names)
+        names, attrs = _names_in(node)
+        self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names, attrs=attrs)
 
     def _torch_use(self, node: ast.AST) -> None:
         if self.scope not in self.torch_used_scopes:
@@ -752,6 +870,36 @@ class Extractor:
             val = node.args[1] if len(node.args) > 1 else None
             lit = literal(val) if val is not None else None
             self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
+
+
+def _names_in(call: ast.Call) -> tuple[frozenset, frozenset]:
+    """The names a call's arguments read, and the dotted attribute chains (`opt.seed`)."""
+    names = set()
+    dotted = set()
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for n in ast.walk(arg):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                chain = Extractor.r_dotted(n)
+                if chain:
+                    dotted.add(chain)
+    return frozenset(names), frozenset(dotted) if dotted else _NO_NAMES
+
+
+def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
+    """Whether a loader's `sampler=` may leave the order to `shuffle` (the loader then draws
+    it): none given, a literal None, a conditional with a None branch, or the expression that
+    `shuffle` tests for None (`shuffle=(sampler is None), sampler=sampler`)."""
+    if sampler is None or literal(sampler) is None:
+        return True
+    if isinstance(sampler, ast.IfExp):
+        return _sampler_may_be_none(sampler.body, shuffle) or _sampler_may_be_none(sampler.orelse, shuffle)
+    if isinstance(shuffle, ast.Compare) and len(shuffle.ops) == 1 and isinstance(shuffle.ops[0], ast.Is):
+        sides = (shuffle.left, shuffle.comparators[0])
+        text = ast.dump(sampler)
+        return any(literal(a) is None and ast.dump(b) == text for a, b in (sides, sides[::-1]))
+    return False
 
 
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:

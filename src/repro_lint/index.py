@@ -7,15 +7,14 @@ checking one changed file still knows that `utils.set_seed` seeds torch and nump
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
+from repro_lint import framework_reach, hydra_configs
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, FunctionInfo, ModuleInfo
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
-_TARGET_LINE = re.compile(r"^\s*_target_\s*:\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*$")
 
 
 class Effects:
@@ -44,6 +43,8 @@ class ProjectIndex:
         for info in modules:
             if info.error is None:
                 self.modules.setdefault(info.module, info)
+        # a top-level `src/` folder is a layout root and a package: `src.models.x` is `models.x`
+        self._src_package = "src" not in self.modules
         self.functions: dict[str, tuple[ModuleInfo, FunctionInfo]] = {}
         self.classes: dict[str, tuple[ModuleInfo, object]] = {}
         self.by_name: dict[str, list[str]] = {}
@@ -87,6 +88,10 @@ class ProjectIndex:
         self._bases_cache: dict[str, list[str]] = {}
         self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
+        self._class_keys: dict[tuple[str, str], Optional[str]] = {}
+        self._config_names: dict[str, tuple[str, ...]] = {}
+        self._config_pattern = hydra_configs.line_pattern(matchers.config_keys)
+        self._loads: Optional[dict[str, set[str]]] = None
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -95,6 +100,8 @@ class ProjectIndex:
         pkg = ctx.module if ctx.is_package else ctx.module.rpartition(".")[0]
         if pkg:
             cands.append(f"{pkg}.{qual}")
+        if self._src_package and qual.startswith("src."):
+            cands.append(qual[4:])
         return cands
 
     def module_of(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
@@ -126,6 +133,10 @@ class ProjectIndex:
         if hit is not None:
             return hit
         out: tuple[str, ...] = ()
+        if qual in self.m.factories:
+            # `hydra.utils.instantiate(cfg.x)` builds what a config names: any of them
+            out = self._resolve_cache[key] = self._configured()
+            return out
         for cand in self._candidates(qual, ctx):
             if cand in self.functions:
                 out = (cand,)
@@ -144,6 +155,28 @@ class ProjectIndex:
                         break
         self._resolve_cache[key] = out
         return out
+
+    def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
+        """The project class a qualified name refers to (through re-exports too), if any."""
+        key = (qual, ctx.module)
+        try:
+            return self._class_keys[key]
+        except KeyError:
+            pass
+        found = None
+        for cand in self._candidates(qual, ctx):
+            if cand in self.classes:
+                found = cand
+                break
+            mod, _, name = cand.rpartition(".")
+            other = self.modules.get(mod)
+            if other is not None:
+                target = other.exports.get(name)
+                if target and target != cand and target in self.classes:
+                    found = target
+                    break
+        self._class_keys[key] = found
+        return found
 
     def is_project(self, qual: str, ctx: ModuleInfo) -> bool:
         return bool(self.resolve(qual, ctx)) or self.module_of(qual, ctx) is not None and qual in self.modules
@@ -233,7 +266,7 @@ class ProjectIndex:
         hit = self._method_cache.get(key)
         if hit is not None:
             return hit
-        if marker is not None:
+        if marker is not None and marker != NAME_REF:
             kind, _, cls = marker.partition(":")
             cls_key = f"{info.module}.{cls}" if info.module else cls
             out = self._class_lookup(cls_key, method, kind == "@super")
@@ -309,8 +342,13 @@ class ProjectIndex:
             ids = self.module_ids
             mask = 1 << ids[module]
             stack = [module]
+            loads = self._config_loads()
             while stack:
-                for target in self.imports_of.get(stack.pop(), ()):
+                current = stack.pop()
+                targets = self.imports_of.get(current, ())
+                if current in loads:
+                    targets = [*targets, *loads[current]]
+                for target in targets:
                     bit = 1 << ids[target]
                     if not mask & bit:
                         done = self._visible.get(target)
@@ -399,7 +437,7 @@ class ProjectIndex:
                 srcs = self.seed_sources(info, ev)
                 if srcs:
                     eff.seeds |= frozenset(srcs)
-                    eff.intent = True
+                    eff.intent = eff.intent or ev.data.get("intent", True)
 
     # -- programs ------------------------------------------------------------------
     def reach(self, starts: Iterable[ScopeRef], include_imports: bool = True) -> list[ScopeRef]:
@@ -495,7 +533,7 @@ class ProjectIndex:
         ids = self._ref_ids
         out: dict = {}
         for call, keys in self.callees(mod, ref[1]):
-            if call[0] is None and len(keys) > 1:
+            if (call[0] is None or call[0] == NAME_REF) and len(keys) > 1:
                 # a call by method name fans out to many functions, the same for every
                 # caller in this module: the walk expands each group once
                 group = (call[1], ref[0])
@@ -514,22 +552,60 @@ class ProjectIndex:
 
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
         """Project functions/classes named by `_target_:` lines in the Hydra config folder."""
+        return [k for name in self.config_names(info, fn) for k in self.resolve(name, info)]
+
+    def config_names(self, info: ModuleInfo, fn: FunctionInfo) -> tuple[str, ...]:
+        """The dotted names the config files of a Hydra main name (project or not)."""
         if self.root is None or fn.hydra_config_path is None:
-            return []
-        folder = (Path(info.path).resolve().parent / fn.hydra_config_path) if fn.hydra_config_path else None
-        if folder is None or not folder.is_dir():
-            return []
-        keys: list[str] = []
-        for yml in sorted(list(folder.rglob("*.yaml")) + list(folder.rglob("*.yml"))):
-            try:
-                lines = yml.read_text(errors="replace").splitlines()
-            except OSError:
-                continue
-            for line in lines:
-                match = _TARGET_LINE.match(line)
-                if match:
-                    keys.extend(self.resolve(match.group(1), info))
-        return keys
+            return ()
+        folder = hydra_configs.config_folder(info.path, fn.hydra_config_path, self.root)
+        if folder is None:
+            return ()
+        hit = self._config_names.get(str(folder))
+        if hit is None:
+            hit = self._config_names[str(folder)] = hydra_configs.config_targets(folder, self._config_pattern)
+        return hit
+
+    def _configured(self) -> tuple[str, ...]:
+        """Project functions (and classes' protocol methods) that any Hydra main's configs name."""
+        hit = self.__dict__.get("_configured_keys")
+        if hit is None:
+            keys: dict[str, None] = {}
+            for info in self.modules.values():
+                for q in info.hydra_mains:
+                    keys.update(dict.fromkeys(self.hydra_targets(info, info.functions[q])))
+            hit = self.__dict__["_configured_keys"] = tuple(keys)
+        return hit
+
+    def _config_loaded(self) -> set[str]:
+        """Modules some config file makes a Hydra app load."""
+        hit = self.__dict__.get("_loaded")
+        if hit is None:
+            hit = self.__dict__["_loaded"] = set().union(*self._config_loads().values())
+        return hit
+
+    def _config_loads(self) -> dict[str, set[str]]:
+        """Modules that config files make a module load: an object built by a config factory
+        (`hydra.utils.instantiate`) is of a class the program's configs name. The module of a
+        Hydra main loads what its configs name; a module calling a factory, what any does."""
+        if self._loads is None:
+            loads: dict[str, set[str]] = {}
+            named: set[str] = set()
+            for info in self.modules.values():
+                for q in info.hydra_mains:
+                    mods = {self.module_of(n, info) for n in self.config_names(info, info.functions[q])}
+                    mods.discard(None)
+                    if mods:
+                        loads.setdefault(info.module, set()).update(mods)  # type: ignore[arg-type]
+                        named |= mods  # type: ignore[arg-type]
+            if named:
+                for info in self.modules.values():
+                    if info.extra.get(framework_reach.FACTORY):
+                        loads.setdefault(info.module, set()).update(named)
+            for mod, targets in loads.items():
+                targets.discard(mod)
+            self._loads = loads
+        return self._loads
 
     def trains(self, refs: Iterable[ScopeRef]) -> bool:
         for mod, scope in refs:
@@ -542,9 +618,10 @@ class ProjectIndex:
         return [info for info in self.modules.values() if self.is_entry_point(info)]
 
     def is_entry_point(self, info: ModuleInfo) -> bool:
-        if info.is_test:
+        if info.is_test or info.never_entry:
             return False
-        imported = bool(self.importers.get(info.module))
+        # a module a config names is imported by the Hydra app that instantiates it
+        imported = bool(self.importers.get(info.module)) or info.module in self._config_loaded()
         if info.hydra_mains:
             return True
         if info.main_block is not None:
@@ -556,10 +633,22 @@ class ProjectIndex:
         starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]
         starts += [(entry.module, q) for q in entry.hydra_mains]
         order = self._bfs(starts, True)
+        flags = self._event_flags()
+        event_ids = [i for i in order if flags[i]]
+        # frameworks that run project hooks (`trainer.fit`): their hooks are reached too,
+        # and what those reach (a hook can build more classes with hooks of their own)
+        hooks: list[ScopeRef] = []
+        for _ in range(4):
+            more = framework_reach.hook_starts(self, order, event_ids)
+            if not more:
+                break
+            hooks += more
+            order = self._bfs([*(self._refs[i] for i in order), *more], True)  # type: ignore[index]
+            event_ids = [i for i in order if flags[i]]
         refs = self._refs
         program = Program(self, entry, [refs[i] for i in order])  # type: ignore[index]
-        flags = self._event_flags()
-        program._event_ids = [i for i in order if flags[i]]
+        program._event_ids = event_ids
+        program.hook_starts = tuple(hooks)
         return program
 
     def _events_by_kind(self) -> list:
@@ -609,6 +698,8 @@ class Program:
         self._event_ids: Optional[list[int]] = None
         self._seeds: Optional[dict] = None
         self._draws: Optional[dict] = None
+        # framework hooks the program reaches because a framework runs them (`trainer.fit`)
+        self.hook_starts: tuple[ScopeRef, ...] = ()
 
     @functools.cached_property
     def scope_set(self) -> set[ScopeRef]:
@@ -668,11 +759,14 @@ class Program:
         return self._draws
 
     def has_intent(self) -> bool:
-        """Seeds something or sets a determinism flag towards determinism."""
-        if self.seeds():
+        """Seeds something or sets a determinism flag towards determinism. (A framework that
+        seeds from its own default seed shows no intent; the user's seed given to it does.)"""
+        if any(ev.data.get("intent", True) for occs in self.seeds().values() for _, _, ev in occs):
             return True
         m = self.index.m
-        for _, _, ev in self.events("flag", "switch", "trainer", "env"):
+        for _, _, ev in self.events("flag", "switch", "trainer", "env", "intent"):
+            if ev.kind == "intent":
+                return True
             if ev.kind == "flag":
                 spec = m.flags.get(ev.data["name"], {})
                 if ev.data["value"] is None or ev.data["value"] == spec.get("deterministic"):

@@ -16,6 +16,26 @@ class SeederSpec:
     sources: tuple[str, ...]
     requires_arg: bool
     framework: bool
+    # a framework object whose construction seeds (transformers' Trainer): it seeds from the
+    # framework's own default unless told otherwise, which is not determinism intent
+    build: bool = False
+
+
+@dataclass(frozen=True)
+class Runner:
+    """Framework calls that run project hooks (frameworks.toml, `runners`)."""
+
+    framework: str
+    packages: frozenset
+    methods: dict  # runner method -> the hooks only it runs
+    receiver_hint: str
+    bases: frozenset
+    hooks: frozenset
+    hook_prefixes: tuple
+
+    def is_hook(self, name: str, methods: set) -> bool:
+        """Whether a call of one of `methods` runs the hook `name`."""
+        return name in self.hooks or name.startswith(self.hook_prefixes) or any(name in self.methods.get(m, ()) for m in methods)
 
 
 @dataclass(frozen=True)
@@ -34,6 +54,7 @@ class Matchers:
         rng = catalog.load("rng")
         prog = catalog.load("program")
         flags = catalog.load("flags")
+        frameworks = catalog.load("frameworks")
         self.sources: tuple[str, ...] = tuple(rng["sources"])
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
@@ -58,6 +79,9 @@ class Matchers:
             self.seeders[item["name"]] = SeederSpec(
                 item["name"], tuple(item["sources"]), bool(item.get("requires-arg", False)), bool(item.get("framework", False))
             )
+        for item in frameworks["seeding-builds"]:
+            for name in item["calls"]:
+                self.seeders[name] = SeederSpec(name, tuple(item["sources"]), False, True, build=True)
         for name, sources in (extra_seeders or {}).items():
             self.seeders[name] = SeederSpec(name, tuple(sources), False, True)
         self.generators: dict[str, GeneratorSpec] = {
@@ -79,9 +103,24 @@ class Matchers:
         self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])
+        self.callback_keywords = frozenset(prog["callback-keywords"])
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}
-        self.trainer_flag = flags["trainer"]
+        self.trainer_flag = frameworks["trainer"]
+        # objects built from configuration, and the config keys that name their classes
+        self.factories = frozenset(frameworks["factories"]["calls"])
+        self.config_keys = tuple(frameworks["factories"]["keys"])
+        self.runners = tuple(
+            Runner(
+                r["framework"], frozenset(r["packages"]), {k: frozenset(v) for k, v in r["methods"].items()},
+                r["receiver-hint"], frozenset(r["bases"]), frozenset(r["hooks"]), tuple(r["hook-prefixes"]),
+            )
+            for r in frameworks["runners"]
+        )
+        # keyword that carries the user's seed, per call (`TrainingArguments(seed=...)`)
+        self.seed_arguments: dict[str, str] = {
+            name: item["keyword"] for item in frameworks["seed-arguments"] for name in item["calls"]
+        }
         self.cublas = flags["cublas"]
         self.hashseed_var = flags["hashseed"]["variable"]
         # Top-level names that are never project modules: calls into them are not call-graph edges.
@@ -90,7 +129,8 @@ class Matchers:
         # outside both cannot match any table (most calls; the extractor skips them quickly).
         self.catalog_names = frozenset(
             [*self.seeders, *self.draw_functions, *self.draw_classes, *self.shuffling_loaders, *self.generators,
-             *self.switches, *self.trainers, *self.trainer_flag["classes"], "os.environ.setdefault", "os.environ.update", "os.putenv"]
+             *self.switches, *self.trainers, *self.trainer_flag["classes"], *self.seed_arguments,
+             "os.environ.setdefault", "os.environ.update", "os.putenv"]
         )
         prefixes = [p for p, _ in self.draw_prefixes] + [*self.optimizer_prefixes, *self.uses_torch_prefixes]
         self.catalog_roots = frozenset(p.split(".", 1)[0] for p in prefixes)

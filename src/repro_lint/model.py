@@ -17,6 +17,16 @@ SUPER_CALL = "@super:"
 # The method field of a recorded function reference (`pool.map(work, xs)`,
 # `atexit.register(report)`): the function is reached, but runs later, not there.
 REF_CALL = "@ref"
+# Call targets recorded for a method handed over as a callback (`collate_fn=self.collate`,
+# `collate_fn=dataset.collate`): the method field names the method, the target is the
+# marker (followed by the class, for `self`). It is reached, but not run there either.
+SELF_REF = "@selfref:"
+NAME_REF = "@ref"
+
+
+def is_reference(call: tuple) -> bool:
+    """Whether a recorded call hands a function over instead of calling it."""
+    return call[1] == REF_CALL or call[0] is not None and call[0].startswith(NAME_REF)
 
 
 class Event:
@@ -114,6 +124,7 @@ class ModuleInfo:
         self.is_package = is_package
         self.digest = ""
         self.is_test = False
+        self.never_entry = False  # setup.py, a package's __init__.py, ...: never a program
         # (kind, message, line, col) for files that could not be read or parsed.
         self.error: Optional[tuple[str, str, int, int]] = None
         # (qualified name, line, col, end_line, end_col, scope) for every import.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import pathspec
 
@@ -14,6 +14,9 @@ from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 # the files checked: Python sources, stubs and Jupyter notebooks
 SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro_lint.model import ModuleInfo
 
 
 def find_root(paths: Iterable[Path]) -> Path:
@@ -53,10 +56,34 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
     return ".".join(parts), is_package
 
 
-def is_test_path(rel: str) -> bool:
-    globs = catalog.load("program")["test-globs"]
+def _matches(rel: str, key: str) -> bool:
+    globs = catalog.load("program")[key]
     name = rel.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
+
+
+def mark_path(info: "ModuleInfo", rel: str) -> None:
+    """Set what a file's path (relative to the root, with "/") says about its module: a test
+    file, a module that is never an entry point (`setup.py`, a docs `conf.py`, ...); a
+    notebook does work at top level (it runs top to bottom, and nothing imports it), which
+    makes it an entry point."""
+    info.is_test = _matches(rel, "test-globs")
+    info.never_entry = info.is_package or _matches(rel, "never-entry-globs")
+    if rel.endswith(NOTEBOOK_SUFFIX):
+        info.module_work = True
+
+
+_SIDE_SUFFIXES = (".yaml", ".yml", ".toml", ".cfg", ".txt")
+
+
+def is_side_file(folder: str, name: str) -> bool:
+    """A file besides the Python sources whose content findings depend on: a torch requirement
+    (pyproject.toml, setup.cfg, requirements files, conda environments) or a Hydra config."""
+    if name.endswith((".yaml", ".yml")):
+        return True
+    if name in ("pyproject.toml", "setup.cfg"):
+        return True
+    return name.endswith(".txt") and (name.startswith("requirements") or os.path.basename(folder) == "requirements")
 
 
 class FolderResolver:
@@ -90,6 +117,8 @@ class Discovery:
         self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
         self._gitignores: dict[str, Optional[pathspec.PathSpec]] = {}
         self.resolve = FolderResolver()
+        # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
+        self.side_files: list[str] = []
 
     def _gitignore(self, rel_folder: str) -> Optional[pathspec.PathSpec]:
         """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
@@ -190,6 +219,9 @@ class Discovery:
                     if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
                         continue
                     subfolders.append(sub)
+                elif name.endswith(_SIDE_SUFFIXES) and is_side_file(folder, name):
+                    if rel_folder is not None and not self._ignored_rel(rel_folder + name, False):
+                        self.side_files.append(entry.path)
                 elif name.endswith(SOURCE_SUFFIXES):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)

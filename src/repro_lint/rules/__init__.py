@@ -94,7 +94,7 @@ def load_rules() -> dict[str, RuleSpec]:
     """Import every family module (registering its rules and extraction hooks)."""
     from repro_lint.rules import seeding  # noqa: F401
 
-    for name in ("processes", "dataloader", "determinism"):
+    for name in ("frameworks", "processes", "dataloader", "determinism"):
         try:
             __import__(f"repro_lint.rules.{name}")
         except ModuleNotFoundError as exc:

@@ -138,19 +138,27 @@ class _Resolver:
         other = self.index.modules[key]
         return {other.constants[name]} if name in other.constants else None
 
+    def may_be_none(self, desc: tuple, depth: int = 0) -> bool:
+        """Whether the described value can be None: a literal None, a branch or binding that
+        is, a parameter or anything else not known (only objects built by a call cannot)."""
+        if depth > _MAX_DEPTH:
+            return True
+        kind = desc[0]
+        if kind == "lit":
+            return desc[1] is None
+        if kind in ("call", "partial", "dict"):
+            return False
+        if kind == "any":
+            return any(self.may_be_none(d, depth + 1) for d in desc[1])
+        if kind == "qual":
+            values = self._foreign_constant(desc)
+            return values is None or None in values
+        bindings = self._bindings(desc)
+        return bindings is None or any(self.may_be_none(d, depth + 1) for d in bindings)
+
     # -- classes -------------------------------------------------------------------
     def class_key(self, qual: str, ctx_info: Optional[ModuleInfo] = None) -> Optional[str]:
-        info = ctx_info or self.info
-        for cand in self.index._candidates(qual, info):
-            if cand in self.index.classes:
-                return cand
-            mod, _, name = cand.rpartition(".")
-            other = self.index.modules.get(mod)
-            if other is not None:
-                target = other.exports.get(name)
-                if target and target != cand and target in self.index.classes:
-                    return target
-        return None
+        return self.index.class_key(qual, ctx_info or self.info)
 
     def dataset_classes(self, desc: tuple, depth: int = 0) -> list[str]:
         """Project classes the dataset described by `desc` may be an instance of."""
@@ -341,13 +349,15 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
 def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
     if call.target.kind == "random":
         return True
-    if _given(branch, "sampler") or _given(branch, "batch_sampler"):
-        return False  # the sampler decides the order (a random one is reported itself)
     desc = branch.get("shuffle")
     if desc is None:
         return False
     values = res.values(desc)
-    return values is None or any(v not in (False, None, 0) for v in values)
+    if values is not None and all(v in (False, None, 0) for v in values):
+        return False
+    # a sampler decides the order (a random one is reported itself), unless it may be None:
+    # `DataLoader(ds, shuffle=(sampler is None), sampler=sampler)` shuffles when it is
+    return not any(_given(branch, key) and not res.may_be_none(branch[key]) for key in ("sampler", "batch_sampler"))
 
 
 # -- RPL302 ---------------------------------------------------------------------------

@@ -46,6 +46,7 @@ _DICT_EXPRESSIONS = frozenset([ast.Dict, ast.Call, ast.IfExp, ast.Name])  # keyw
 @functools.lru_cache(maxsize=1)
 def _cat() -> dict:
     data = catalog.load("dataloading")
+    workers = catalog.load("frameworks")["worker-seeders"]
     random_params = {}
     for item in data["random-calls"]:
         for name in item["names"]:
@@ -55,9 +56,10 @@ def _cat() -> dict:
         "loader_params": tuple(data["loader-parameters"]),
         "random": random_params,
         "partials": frozenset(data["partials"]),
-        "worker_seeders": frozenset(data["worker-seeders"]["names"]),
-        "workers_arg": int(data["worker-seeders"]["workers-arg"]),
-        "workers_kw": data["worker-seeders"]["workers-kw"],
+        "worker_seeders": frozenset(workers["names"]),
+        "workers_arg": int(workers["workers-arg"]),
+        "workers_kw": workers["workers-kw"],
+        "workers_value": workers["workers-value"],
         "held": frozenset(data["held-generators"]),
         "torch_gens": frozenset(data["torch-generators"]),
         "gen_seed_method": data["generator-seed-method"],

@@ -15,10 +15,11 @@ import ast
 import functools
 import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.syntax import NOT_LITERAL, get_arg, literal
+from repro_lint.syntax import get_arg
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program
@@ -45,8 +46,7 @@ def flags() -> dict:
     return {
         "flags": {f["name"]: f for f in data["flags"]},
         "switches": {s["name"]: s for s in data["switches"]},
-        "seed-switches": {s["name"]: s for s in data.get("seed-switches", ())},
-        "trainer": data["trainer"],
+        "trainer": catalog.load("frameworks")["trainer"],
         "cublas": data["cublas"],
     }
 
@@ -116,23 +116,17 @@ def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]
         if any(trainer["hint"] in n.lower() for n in names):
             ex.add("trainer", node, api=qual, deterministic="unknown")
         return
-    seeder = cat["seed-switches"].get(qual)
-    if seeder is not None:
-        arg = get_arg(node, seeder["arg"], seeder["kw"])
-        value = literal(arg) if arg is not None else False
-        if value is NOT_LITERAL or value:
-            ex.add(
-                "switch", node, api=qual, sets=tuple(seeder["sets"]),
-                value=None if value is NOT_LITERAL else True, warn_only=False,
-            )
+    owner, _, method = qual.rpartition(".")
+    if method in trainer["builders"] and owner in trainer["classes"]:
+        ex.add("trainer", node, api=qual, deterministic="unknown")  # `Trainer.from_argparse_args(args)`
 
 
 @functools.lru_cache(maxsize=1)
 def _call_names() -> frozenset:
     cat = flags()
     trainer = cat["trainer"]
-    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"], *cat["seed-switches"]]
-    return frozenset(q.rpartition(".")[2] for q in quals)
+    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"]]
+    return frozenset([*(q.rpartition(".")[2] for q in quals), *trainer["builders"]])
 
 
 extract.ASSIGN_HOOKS.append(_flag_value)
@@ -240,7 +234,9 @@ def _shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
     (the per-event form of `Program.has_intent`)."""
     m = ctx.index.m
     if ev.kind in ("seed", "seedcand"):
-        return bool(ctx.index.seed_sources(info, ev))
+        return bool(ctx.index.seed_sources(info, ev)) and ev.data.get("intent", True)
+    if ev.kind == "intent":
+        return True
     if ev.kind == "flag":
         spec = m.flags.get(ev.data["name"], {})
         return ev.data["value"] is None or ev.data["value"] == spec.get("deterministic")
@@ -287,8 +283,11 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
                 best = (ev.pos, ev)
         for call, keys in ctx.index.callees(entry, scope):
             pos = (call[2], call[3])
+            # a helper that shows intent, or the call that hands over to another module's code
+            # that does (a launcher's `main.main(args)`)
             if (best is None or pos < best[0]) and any(
-                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k) and not ctx.index.effects(k).draws
+                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k)
+                and (not ctx.index.effects(k).draws or ctx.index.scope_of(k)[0] != entry.module)
                 for k in keys
             ):
                 best = (pos, tuple(call[2:6]))
@@ -304,21 +303,24 @@ def cublas_edit(place: placement.Place) -> InsertStatements:
     return place.insert(flags()["cublas"]["code"], key=KEY_CUBLAS)
 
 
-_TARGETS: "weakref.WeakKeyDictionary[Any, Target]" = weakref.WeakKeyDictionary()
+_TARGETS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
-def _target(ctx: Context) -> Target:
-    """The targeted torch releases (read once per project index: it reads files)."""
-    hit = _TARGETS.get(ctx.index)
+def _target(ctx: Context, program: Optional[Program] = None) -> Target:
+    """The torch releases a program targets (read once per folder and project index: it
+    reads files): the requirement nearest its entry module."""
+    per_folder = _TARGETS.setdefault(ctx.index, {})
+    start = Path(program.entry.path).resolve().parent if program is not None and ctx.index.root is not None else None
+    hit = per_folder.get(start)
     if hit is None:
-        hit = _TARGETS[ctx.index] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root)
+        hit = per_folder[start] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root, start)
     return hit
 
 
-def cublas_needed(ctx: Context, st: State) -> bool:
+def cublas_needed(ctx: Context, st: State, program: Optional[Program] = None) -> bool:
     """The targeted releases check CUBLAS_WORKSPACE_CONFIG and the program does not set it."""
     cublas = flags()["cublas"]
-    return _target(ctx).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
+    return _target(ctx, program).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
 
 
 def _warn_only(ctx: Context) -> bool:
@@ -431,13 +433,18 @@ def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]
     if not st.intent:
         return
     for info, _, ev in st.wrong.get(CUDNN_BENCHMARK, []):
-        if ev.kind != "flag" or ev.data["value"] is not True:
+        if ev.kind == "flag" and ev.data["value"] is True:
+            what, fix = "`torch.backends.cudnn.benchmark = True`", "set `torch.backends.cudnn.benchmark` to False"
+        elif ev.kind == "switch" and ev.data.get("keyword"):  # a framework keyword: `Trainer(benchmark=True)`
+            what = f"`{ev.data['api'].rsplit('.', 1)[-1]}({ev.data['keyword']}=True)` (which sets `torch.backends.cudnn.benchmark`)"
+            fix = f"pass {ev.data['keyword']}=False"
+        else:
             continue
         yield ctx.finding(
             "RPL402", info, ev,
-            "`torch.backends.cudnn.benchmark = True` makes cuDNN time several convolution algorithms and keep "
+            f"{what} makes cuDNN time several convolution algorithms and keep "
             "the fastest, which can differ from run to run and gives different results",
-            fix=_value_fix(ev, "value_span", "False", "set `torch.backends.cudnn.benchmark` to False"),
+            fix=_value_fix(ev, "value_span", "False", fix),
         )
 
 
@@ -520,7 +527,7 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     args = f"{mode}, warn_only=True" if warn else mode
     code = f"{{mod:torch}}.use_deterministic_algorithms({args})\n"
     edits: tuple = (place.insert(code, key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS),)
-    if cublas_needed(ctx, st) and flags()["cublas"]["variable"] not in st.wrong:
+    if cublas_needed(ctx, st, program) and flags()["cublas"]["variable"] not in st.wrong:
         env = placement.environment_place(ctx, program)
         if isinstance(env, placement.Place):
             edits += (cublas_edit(env),)
@@ -543,7 +550,7 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     variable = cublas["variable"]
     if not st.enabling or variable in st.covered:
         return
-    target = _target(ctx)
+    target = _target(ctx, program)
     if not target.admits_before(cublas["removed-in"]):
         return
     values = " or ".join(repr(v) for v in cublas["values"])
@@ -553,8 +560,8 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     )
     wrong = st.wrong.get(variable, [])
     for (info, _, ev), _ in st.enabling:
-        if ev.kind != "switch" or ev.data["api"] not in flags()["switches"] or variable in ev.data["sets"]:
-            continue  # framework switches set the variable themselves
+        if ev.kind != "switch" or variable in ev.data["sets"]:
+            continue  # framework switches that set the variable themselves
         api = ev.data["api"]
         if wrong:
             winfo, _, wev = wrong[0]

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Optional
 from repro_lint import catalog, extract
 from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
+from repro_lint.grad_reach import grad_scopes
 from repro_lint.index import Program
 from repro_lint.rules import Context, location, rule
 from repro_lint.rules.determinism import state_of
@@ -92,7 +93,7 @@ def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: s
     if has_kwargs(node):
         return False  # what `**kwargs` holds is unknown: the user's choice
     req = op.get("requires-argument")
-    if req is not None:
+    if req is not None and api in req.get("only", (api,)):
         arg = _arg(node, form, req)
         if arg is None or literal(arg) is None:
             return False
@@ -253,11 +254,18 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
     t = table()
     algorithms = st.algorithms_mode()
     wrappers: dict[str, list] = {}
+    index = ctx.index
+
+    def gradients(info, scope) -> bool:
+        """Whether gradients can flow where `scope` runs (backward-only entries need them)."""
+        return (info.module, scope) in grad_scopes(index, program)
+
     for info, scope, ev in program.events("ndop"):
         ops = _relevant((t.by_id[i] for i in ev.data["ops"] if i in t.by_id), algorithms)
+        if any(op["backward-only"] for op in ops) and not gradients(info, scope):
+            ops = [op for op in ops if not op["backward-only"]]
         if ops:
             yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {explain(_pick(ops))}")
-    index = ctx.index
     for mod, scope in program.scopes:
         info = index.modules[mod]
         recs = info.extra.get(_WRAPPERS, {}).get(scope)
@@ -276,7 +284,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
                 continue  # a class called by name: its arguments go to `__init__`
             for winfo, op_id, param, api, span in wrappers.get(key, ()):
                 op = t.by_id.get(op_id)
-                if op is None or op["backward-only"] and ev.data["no_grad"]:
+                if op is None or op["backward-only"] and (ev.data["no_grad"] or not gradients(info, scope)):
                     continue
                 pos = _position(fn, param)
                 value = kwargs.get(param, args.get(pos) if pos is not None else None)

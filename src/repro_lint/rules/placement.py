@@ -29,7 +29,7 @@ from typing import Optional, Union
 from repro_lint import catalog
 from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, seed_settings
 from repro_lint.rules.training import training_of
 
@@ -93,7 +93,7 @@ def body_items(ctx: Context, info: ModuleInfo, scopes: tuple) -> list[Item]:
                 if srcs:
                     items.append(Item((ev.line, ev.col), "seed", frozenset(srcs), ev, ev.data.get("api") or ev.data.get("target")))
         for call, keys in index.callees(info, scope):
-            if call[1] == REF_CALL:
+            if is_reference(call):
                 continue  # a function handed over runs later (or elsewhere), not here
             seeds: frozenset = frozenset()
             draws: frozenset = frozenset()
@@ -480,7 +480,7 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
         [(ev.line, (ev.line, ev.col, ev.end_line, ev.end_col)) for ev in info.events.get(scope, ())
          if ev.kind in ("seed", "seedcand") and ev.data.get("guard") == guard]
         + [(c[2], tuple(c[2:6])) for c, keys in index.callees(info, scope)
-           if c[1] != REF_CALL and any(index.effects(k).seeds for k in keys)]
+           if not is_reference(c) and any(index.effects(k).seeds for k in keys)]
     )
     best = span
     for line, found in seeds:
@@ -567,7 +567,7 @@ def torch_seed_site(
                 if (not effective or training.no_effect(info, scope, ev) is None) and (best is None or ev.pos < best.pos):
                     best = Site(info, scope, ev.pos, ev, (ev.line, ev.col, ev.end_line, ev.end_col), ev.data.get("guard"))
         for call, keys in index.callees(info, scope):
-            if call[1] == REF_CALL:
+            if is_reference(call):
                 continue
             if any(index.scope_of(k) not in bodies and _seeds_torch_only(index.effects(k)) for k in keys):
                 pos = (call[2], call[3])

@@ -280,10 +280,29 @@ def _receiver(ex: extract.Extractor, node: ast.AST) -> Optional[tuple]:
     return _lookup(ex, text) if text else None
 
 
+def _instance(ex: extract.Extractor, node: Optional[ast.AST]) -> Optional[str]:
+    """The project callee whose result `node` is (`Trainer(args)`, or a name bound to it in
+    this scope): maybe an instance of a project class, whose `__call__` runs when handed off."""
+    if isinstance(node, ast.Call):
+        qual = ex.r.qualify(node.func)
+        return qual if qual and qual.split(".", 1)[0] not in ex.m.external_roots else None
+    if isinstance(node, ast.Name) and ex.r.qualify(node) is None:
+        return ex.call_results.get(node.id)
+    return None
+
+
 def _record(ex: extract.Extractor, call: ast.Call, api: str, fn: Optional[ast.AST], init: Optional[str], decorated: bool = False) -> None:
     target = _callable(ex, fn) if not decorated else (ex.r.qualify(fn) if fn is not None else None)
-    if target:
-        ex.add("handoff", call, api=api, target=target, initializer=init, decorated=decorated)
+    instance = None if target or decorated else _instance(ex, fn)
+    # callable instances among the other arguments (`mp.spawn(run, args=(trainer,))`) run there too
+    others = [a for a in [*call.args, *(k.value for k in call.keywords)] if a is not fn]
+    others = [e for a in others for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else (a,))]
+    instances = tuple(dict.fromkeys(q for q in map(lambda a: _instance(ex, a), others) if q))
+    if target or instance:
+        ex.add(
+            "handoff", call, api=api, target=target or instance, initializer=init, decorated=decorated,
+            instance=instance is not None, instances=instances,
+        )
 
 
 def _handoff(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
@@ -376,6 +395,8 @@ def _main_effects(ctx: Context, info: ModuleInfo, main: str) -> tuple[set, set]:
     seeds: set = set()
     settings: set = set()
     for mod, scope in index.reach([(info.module, main)]):
+        if mod == info.module and scope in (MODULE_SCOPE, MAIN_SCOPE):
+            continue  # the module importing itself (`from train import Workspace`) is not the main's code
         mi = index.modules[mod]
         for ev in mi.events.get(scope, ()):
             if ev.kind in ("seed", "seedcand"):
@@ -647,15 +668,28 @@ def _handoff_message(name: str, api: str, missing: list[str]) -> str:
     )
 
 
+def _instance_call(index, qual: str, info: ModuleInfo) -> tuple[str, ...]:
+    """The `__call__` an instance of the project class `qual` runs when called, if any."""
+    cls = index.class_key(qual, info)
+    for base in index.class_bases(cls) if cls else ():
+        if f"{base}.__call__" in index.functions:
+            return (f"{base}.__call__",)
+    return ()
+
+
 @rule("RPL202", per="module")
 def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     index = ctx.index
     cat = _cat()
     order = {s: i for i, s in enumerate(index.m.sources)}
     for _, ev in info.all_events("handoff"):
-        keys = index.resolve(ev.data["target"], info)
+        if ev.data.get("instance"):
+            keys = _instance_call(index, ev.data["target"], info)
+        else:
+            keys = index.resolve(ev.data["target"], info)
         if not keys:
             continue
+        keys = (*keys, *(k for q in ev.data.get("instances", ()) for k in _instance_call(index, q, info)))
         if ev.data["decorated"] and not any(set(index.functions[k][1].decorators or ()) & cat.remote_decorators for k in keys):
             continue
         draws: set = set()

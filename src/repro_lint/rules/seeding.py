@@ -8,7 +8,7 @@ from repro_lint import catalog
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, location, placement, rule
 from repro_lint.rules.numpy_generator import generator_fix
 
@@ -96,6 +96,14 @@ def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
         mod = index.module_of(imp[0], entry)
         if mod and mod != entry.module and leads(mod, set()):
             return imp[1:5]
+    # brought in by a config factory (`hydra.utils.instantiate`): its first call in the entry
+    # module, else the Hydra main function
+    calls = sorted(c[2:6] for scope, calls in entry.calls.items() for c in calls if c[0] in index.m.factories and (entry.module, scope) in program.scope_set)
+    if calls:
+        return tuple(calls[0])
+    for q in entry.hydra_mains:
+        fn = entry.functions[q]
+        return (fn.line, fn.col, fn.line, fn.col)
     return (1, 0, 1, 0)
 
 
@@ -151,7 +159,7 @@ def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
                 return True
         for call, keys in index.callees(info, scope):
             target = call[0]
-            if call[1] == REF_CALL:
+            if is_reference(call):
                 continue
             if target is None or target[0] == "@":
                 if call[1] in names:
@@ -168,6 +176,7 @@ def _seeding_names(ctx: Context) -> frozenset:
 
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    order = {s: i for i, s in enumerate(ctx.index.m.sources)}
     bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
     for scopes in bodies:
         if not _may_seed(ctx, info, scopes):
@@ -181,27 +190,38 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 for src in item[2]:
                     first_seed.setdefault(src, item)
         reported: set[str] = set()
+        # one finding per line: the first draw on it, with every source first drawn there
+        per_line: dict[int, tuple] = {}
         for pos, kind, srcs, at, name in items:
             if kind != "draw":
                 continue
-            for src in sorted(srcs):
+            for src in sorted(srcs, key=lambda s: order.get(s, 99)):
                 seed = first_seed.get(src)
                 if seed is None or seed[0] <= pos or src in reported:
                     continue
                 assigned = at.data.get("assigned") if isinstance(at, Event) else None
                 if assigned and any(
-                    isinstance(it[3], Event) and assigned in it[3].data.get("names", ()) for it in items if it[1] == "seed"
+                    isinstance(it[3], Event) and (assigned in it[3].data.get("names", ()) or assigned in it[3].data.get("attrs", ()))
+                    for it in items if it[1] == "seed"
                 ):
                     continue  # `seed = random.randint(...)` then `random.seed(seed)`
                 reported.add(src)
-                seed_line = seed[0][0]
-                what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
-                yield ctx.finding(
-                    "RPL103", info, at,
-                    f"{what} draws from {source_label(src)} RNG before it is seeded on line {seed_line}; "
-                    "this draw is not covered by the seed",
-                    [Related(location(info, seed[3]), f"{src} is seeded here")],
-                )
+                per_line.setdefault(pos[0], (at, name, []))[2].append((src, seed))
+        for at, name, drawn in per_line.values():
+            what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
+            lines = sorted({seed[0][0] for _, seed in drawn})
+            if len(drawn) == 1:
+                rngs, it = f"{source_label(drawn[0][0])} RNG", "it is"
+            else:
+                labels = [source_label(src) for src, _ in drawn]
+                rngs, it = f"{', '.join(labels[:-1])} and {labels[-1]} RNGs", "they are"
+            where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(str(n) for n in lines)
+            yield ctx.finding(
+                "RPL103", info, at,
+                f"{what} draws from {rngs} before {it} seeded on {where}; "
+                f"{'this draw is' if len(drawn) == 1 else 'these draws are'} not covered by the seed",
+                [Related(location(info, seed[3]), f"{src} is seeded here") for src, seed in drawn],
+            )
 
 
 # -- RPL104 ---------------------------------------------------------------------------

@@ -1,14 +1,18 @@
 """Which PyTorch releases a project targets, for rules whose facts changed between releases.
 
 Read from the `target-torch-version` setting, else from the torch requirement the project
-declares at its root: `[project]` dependencies and optional dependencies,
-`[dependency-groups]` and Poetry dependencies in pyproject.toml, and `requirements*.txt`.
+declares: `[project]` dependencies and optional dependencies, `[dependency-groups]` and Poetry
+dependencies in pyproject.toml, setup.py (read, not run), setup.cfg, requirements files and
+conda environment files; in the program's own folder or the nearest folder above it (up to
+the project root) that declares one.
 Only the lower bound of a declared range matters here: the question is always "does the
 range admit a release older than X" (a release that still behaves the old way).
 """
 
 from __future__ import annotations
 
+import ast
+import configparser
 import re
 import sys
 from dataclasses import dataclass
@@ -116,64 +120,198 @@ def _requirement_lines(text: str) -> Iterator[str]:
 
 
 def declared(root: Path, package: str = "torch") -> list[tuple[str, Optional[tuple[int, ...]]]]:
-    """Every declaration of `package` at the project root: (where, lowest admitted release)."""
+    """Every declaration of `package` in a folder: (where, lowest admitted release). Read from
+    pyproject.toml, setup.py (without running it), setup.cfg, requirements files (`-r`
+    includes followed) and conda environment files."""
     out: list[tuple[str, Optional[tuple[int, ...]]]] = []
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, tomllib.TOMLDecodeError):
-            data = {}
-        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
-        lists = [project.get("dependencies", [])]
-        optional = project.get("optional-dependencies", {})
-        if isinstance(optional, dict):
-            lists.extend(optional.values())
-        groups = data.get("dependency-groups", {})
-        if isinstance(groups, dict):
-            lists.extend(groups.values())
-        for items in lists:
-            for item in items if isinstance(items, list) else ():
-                if isinstance(item, str):
-                    spec = parse_requirement(item, package)
-                    if spec is not None:
-                        out.append((f"{item.strip()} in pyproject.toml", lower_bound(spec) if spec else None))
-        poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
-        tables = [poetry.get("dependencies", {})]
-        for group in (poetry.get("group", {}) or {}).values():
-            if isinstance(group, dict):
-                tables.append(group.get("dependencies", {}))
-        for table in tables:
-            if not isinstance(table, dict):
-                continue
-            for name, value in table.items():
-                if _normalise(name) != package:
-                    continue
-                constraint = value.get("version", "") if isinstance(value, dict) else value
-                if isinstance(constraint, str):
-                    out.append((f'{name} = "{constraint}" in pyproject.toml', _poetry_lower(constraint)))
-    for req in sorted(root.glob("requirements*.txt")):
-        try:
-            text = req.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in _requirement_lines(text):
-            spec = parse_requirement(line, package)
+    out.extend(_pyproject(root / "pyproject.toml", package))
+    for name, items in (("setup.py", _setup_py(root / "setup.py")), ("setup.cfg", _setup_cfg(root / "setup.cfg"))):
+        for item in items:
+            spec = parse_requirement(item, package)
             if spec is not None:
-                out.append((f"{line} in {req.name}", lower_bound(spec) if spec else None))
+                out.append((f"{item.strip()} in {name}", lower_bound(spec) if spec else None))
+    seen: set[Path] = set()
+    for req in requirement_files(root):
+        if req.suffix == ".txt":
+            out.extend(_requirements_txt(req, root, package, seen))
+        else:
+            out.extend(_conda_environment(req, root, package))
     return out
 
 
-def torch_target(setting: Optional[str], root: Optional[Path]) -> Target:
-    """The targeted torch releases: the setting, else the lowest declared, else undeclared."""
+def requirement_files(root: Path) -> list[Path]:
+    """The files besides pyproject.toml and setup.py that `declared` reads in a folder."""
+    found = [
+        *sorted(root.glob("requirements*.txt")), *sorted(root.glob("requirements/*.txt")),
+        *sorted(root.glob("environment*.yml")), *sorted(root.glob("environment*.yaml")),
+    ]
+    if (root / "setup.cfg").is_file():
+        found.append(root / "setup.cfg")
+    return [p for p in found if p.is_file()]
+
+
+def _pyproject(pyproject: Path, package: str) -> list[tuple[str, Optional[tuple[int, ...]]]]:
+    out: list[tuple[str, Optional[tuple[int, ...]]]] = []
+    if not pyproject.is_file():
+        return out
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        data = {}
+    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+    lists = [project.get("dependencies", [])]
+    optional = project.get("optional-dependencies", {})
+    if isinstance(optional, dict):
+        lists.extend(optional.values())
+    groups = data.get("dependency-groups", {})
+    if isinstance(groups, dict):
+        lists.extend(groups.values())
+    for items in lists:
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, str):
+                spec = parse_requirement(item, package)
+                if spec is not None:
+                    out.append((f"{item.strip()} in pyproject.toml", lower_bound(spec) if spec else None))
+    poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data.get("tool"), dict) else {}
+    tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
+    for group in (poetry.get("group", {}) or {}).values():
+        if isinstance(group, dict):
+            tables.append(group.get("dependencies", {}))
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            if _normalise(name) != package:
+                continue
+            constraint = value.get("version", "") if isinstance(value, dict) else value
+            if isinstance(constraint, str):
+                out.append((f'{name} = "{constraint}" in pyproject.toml', _poetry_lower(constraint)))
+    return out
+
+
+_SETUP_KEYWORDS = ("install_requires", "extras_require", "tests_require", "requires")
+
+
+def _setup_py(path: Path) -> list[str]:
+    """Requirement strings of a setup.py, read from its syntax tree (it is never run): the
+    string literals in `install_requires=`/`extras_require=` values, including those of
+    module-level names such values use (`install_requires=REQUIRED`)."""
+    if not path.is_file():
+        return []
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return []
+    assigned: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            assigned[stmt.targets[0].id] = stmt.value
+    values: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            values.extend(kw.value for kw in node.keywords if kw.arg in _SETUP_KEYWORDS)
+        elif isinstance(node, ast.Dict):  # `setup(**{"install_requires": [...]})`
+            values.extend(v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value in _SETUP_KEYWORDS)
+    out: list[str] = []
+    for value in values:
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name) and node.id in assigned:
+                node = assigned[node.id]
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    out.append(sub.value)
+    return out
+
+
+def _setup_cfg(path: Path) -> list[str]:
+    """Requirement lines of setup.cfg's `[options] install_requires` and `[options.extras_require]`."""
+    if not path.is_file():
+        return []
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, configparser.Error):
+        return []
+    values: list[str] = []
+    if parser.has_option("options", "install_requires"):
+        values.append(parser.get("options", "install_requires"))
+    if parser.has_section("options.extras_require"):
+        values.extend(v for _, v in parser.items("options.extras_require"))
+    return [line for value in values for line in _requirement_lines(value)]
+
+
+def _requirements_txt(req: Path, root: Path, package: str, seen: set, depth: int = 0) -> list[tuple[str, Optional[tuple[int, ...]]]]:
+    out: list[tuple[str, Optional[tuple[int, ...]]]] = []
+    if req in seen or depth > 5:
+        return out
+    seen.add(req)
+    try:
+        text = req.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    where = req.relative_to(root).as_posix() if req.is_relative_to(root) else req.name
+    for line in _requirement_lines(text):
+        spec = parse_requirement(line, package)
+        if spec is not None:
+            out.append((f"{line} in {where}", lower_bound(spec) if spec else None))
+    for include in re.findall(r"^\s*(?:-r|--requirement|-c|--constraint)[\s=]+(\S+)", text, re.MULTILINE):
+        path = (req.parent / include).resolve()
+        if path.is_file() and path.is_relative_to(root.resolve()):
+            out.extend(_requirements_txt(path, root.resolve(), package, seen, depth + 1))
+    return out
+
+
+_CONDA_ITEM = re.compile(r"^\s*-\s+(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(.*?)\s*(?:#.*)?$")
+
+
+def _conda_environment(path: Path, root: Path, package: str) -> list[tuple[str, Optional[tuple[int, ...]]]]:
+    """`- pytorch=1.13.1` / `- pytorch>=1.12` among the conda dependencies, `- torch==1.13` under
+    `pip:`. A conda match spec `=1.13` means any 1.13 release; `1.13.*` likewise."""
+    out: list[tuple[str, Optional[tuple[int, ...]]]] = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    names = {package, "py" + package}
+    for raw in text.splitlines():
+        m = _CONDA_ITEM.match(raw)
+        if m is None or _normalise(m.group(1)) not in names:
+            continue
+        spec = m.group(2).split("=", 2)[:2] if m.group(2).startswith("=") and not m.group(2).startswith("==") else None
+        if spec is not None:
+            version = spec[1]  # `=1.13.1` or `=1.13.1=build`: the release is the second part
+            lower = release(version.replace("*", ""))
+        else:
+            constraint = m.group(2).replace(" ", "")
+            if constraint and constraint[0].isdigit():
+                constraint = "==" + constraint  # `pytorch 1.13.*`
+            lower = lower_bound(constraint) if constraint else None
+        out.append((f"{m.group(0).strip().lstrip('- ').split('#', 1)[0].strip()} in {path.name}", lower))
+    return out
+
+
+def torch_target(setting: Optional[str], root: Optional[Path], start: Optional[Path] = None) -> Target:
+    """The targeted torch releases: the setting, else the lowest declared in the nearest
+    folder from `start` (a program's folder) up to `root` that declares torch, else undeclared."""
     if setting:
         text = setting.strip()
         lower = lower_bound(text) if text[0] in "<>=!~" else release(text.replace(".*", ""))
         return Target("setting", f"target-torch-version = {text!r}", lower)
     if root is not None:
-        found = declared(root)
-        if found:
-            # the declaration admitting the oldest release decides
-            where, lower = min(found, key=lambda d: d[1] or ())
-            return Target("declared", where, lower)
+        for folder in declaring_folders(root, start):
+            found = declared(folder)
+            if found:
+                # the declaration admitting the oldest release decides
+                where, lower = min(found, key=lambda d: d[1] or ())
+                if folder != root:
+                    where += f" ({folder.relative_to(root).as_posix()})"
+                return Target("declared", where, lower)
     return Target("undeclared", "", None)
+
+
+def declaring_folders(root: Path, start: Optional[Path]) -> list[Path]:
+    """`start` and its parents up to `root` (just `root` when `start` is not inside it)."""
+    folders = [root]
+    if start is not None and start != root and start.is_relative_to(root):
+        folders = [start, *(p for p in start.parents if p.is_relative_to(root) and p != root), root]
+    return folders

@@ -22,7 +22,7 @@ from typing import Optional
 
 from repro_lint import catalog
 from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_CALL, Event, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context
 
 # Train events that mean training is under way (building an optimizer or a Trainer is not).
@@ -178,7 +178,7 @@ def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
     """A scope's events (of the kinds the walk keeps) and calls of project functions, in source order."""
     items = [((ev.line, ev.col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
     for call, keys in ctx.index.callees(info, scope):
-        if call[1] != REF_CALL:
+        if not is_reference(call):
             items.append(((call[2], call[3]), 1, call, keys))
     items.sort(key=lambda it: (it[0], it[1]))
     return items

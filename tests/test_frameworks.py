@@ -1,0 +1,155 @@
+"""The framework layer and the detection fixes found on framework-heavy code: what the golden
+fixtures (`fixtures/projects/*`) cannot say with `# expect:` comments alone (how many findings
+one line gets, what a message names, what the cache must notice, what the catalog promises)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from repro_lint import catalog
+from repro_lint.config import Config
+from repro_lint.engine import run_check, select
+
+
+def check(project, files: dict, use_cache: bool = False):
+    for rel, text in files.items():
+        project(rel, textwrap.dedent(text))
+    report = run_check([project.root], Config(), root=project.root, jobs=1, use_cache=use_cache)
+    assert not report.errors, report.errors
+    return select(report, Config())
+
+
+def at(findings, code, line=None):
+    return [f for f in findings if f.code == code and (line is None or f.location.line == line)]
+
+
+# -- RPL103: one finding per line ------------------------------------------------------------
+def test_rpl103_one_finding_per_line_naming_every_source(project):
+    found = check(project, {"train.py": """
+        import random
+        import numpy as np
+        import torch
+
+        def evolve():
+            return random.random() + np.random.rand() + torch.rand(1)
+
+        def main():
+            evolve()
+            random.seed(0); np.random.seed(0); torch.manual_seed(0)
+
+        main()
+    """})
+    hits = at(found, "RPL103")
+    assert len(hits) == 1, hits
+    message = hits[0].message
+    assert "Python `random`, numpy's global and torch's global RNGs" in message
+    assert "before they are seeded on line 11" in message
+    assert len(hits[0].related) == 3
+
+
+# -- Hydra configs are inputs of the check -----------------------------------------------------
+APP = """
+    import hydra
+
+    @hydra.main(config_path="conf", config_name="config", version_base=None)
+    def main(cfg):
+        agent = hydra.utils.instantiate(cfg.agent)
+        agent.act()
+
+    if __name__ == "__main__":
+        main()
+"""
+GREEDY = """
+    class Greedy:
+        def act(self):
+            return 0
+"""
+NOISY = """
+    import numpy as np
+
+    class Noisy:
+        def act(self):
+            return np.random.rand()
+"""
+
+
+def test_a_changed_config_is_seen_with_the_cache_on(project):
+    """Which classes a program reaches depends on YAML files: cached results must not
+    outlive a change to them."""
+    config = "agent:\n  _target_: greedy.Greedy\n"
+    project("conf/config.yaml", config)
+    assert not at(check(project, {"app.py": APP, "greedy.py": GREEDY, "noisy.py": NOISY}, use_cache=True), "RPL101")
+    project("conf/config.yaml", config.replace("greedy.Greedy", "noisy.Noisy"))
+    found = check(project, {}, use_cache=True)
+    assert len(at(found, "RPL101")) == 1, found
+    assert "numpy" in at(found, "RPL101")[0].message
+
+
+def test_a_config_folder_outside_the_project_is_not_read(project, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "config.yaml").write_text("agent:\n  _target_: noisy.Noisy\n")
+    app = APP.replace('config_path="conf"', f'config_path="{outside}"')
+    assert not at(check(project, {"app.py": app, "noisy.py": NOISY}), "RPL101")
+    # the same config inside the project is read
+    project("conf/config.yaml", "agent:\n  _target_: noisy.Noisy\n")
+    assert at(check(project, {"app.py": APP}), "RPL101")
+
+
+# -- messages of framework switches ------------------------------------------------------------
+def test_trainer_benchmark_message_and_fix(project):
+    found = check(project, {"train.py": """
+        import lightning as L
+        from torch import nn
+
+        class Net(L.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.layer = nn.Linear(2, 2)
+
+        L.seed_everything(0)
+        L.Trainer(deterministic=True, benchmark=True).fit(Net())
+    """})
+    (hit,) = at(found, "RPL402")
+    assert "`Trainer(benchmark=True)`" in hit.message
+    assert hit.fix is not None and hit.fix.description == "pass benchmark=False"
+    assert not at(found, "RPL401") and not at(found, "RPL403")
+
+
+def test_accelerate_deterministic_needs_the_cublas_workspace(project):
+    project("requirements.txt", "torch>=1.13\n")
+    found = check(project, {"train.py": """
+        import torch
+        from accelerate.utils import set_seed
+
+        set_seed(0, True, True)
+        torch.nn.Linear(2, 2)
+    """})
+    (hit,) = at(found, "RPL404")
+    assert "`accelerate.utils.set_seed(...)` turns deterministic algorithms on" in hit.message
+    assert "torch>=1.13 in requirements.txt" in hit.message
+    assert not at(found, "RPL403")
+
+
+# -- the catalog: what a fix needs to switch a framework --------------------------------------------
+def test_every_keyword_switch_names_its_call_keyword_and_value():
+    data = catalog.load("frameworks")
+    flags = catalog.load("flags")
+    settings = {f["name"] for f in flags["flags"]} | {"deterministic-algorithms", flags["cublas"]["variable"]}
+    for entry in [*data["keyword-switches"], data["trainer"]]:
+        calls = entry.get("calls", entry.get("classes"))
+        assert calls and all(isinstance(c, str) and "." in c for c in calls), entry
+        assert isinstance(entry["keyword"], str) and entry["keyword"].isidentifier()
+        assert isinstance(entry["deterministic"], bool)
+        assert set(entry["sets"]) <= settings, entry
+    worker = data["worker-seeders"]
+    assert worker["names"] and worker["workers-kw"] == "workers" and worker["workers-value"] is True
+
+
+@pytest.mark.parametrize("runner", catalog.load("frameworks")["runners"], ids=lambda r: r["framework"])
+def test_runners_hooks_are_method_names(runner):
+    names = [*runner["hooks"], *(h for hooks in runner["methods"].values() for h in hooks)]
+    assert names and all(n.isidentifier() for n in names)
+    assert runner["methods"] and all(m.isidentifier() for m in runner["methods"])
+    assert all(b.count(".") >= 1 and b.split(".", 1)[0] in runner["packages"] for b in runner["bases"])

@@ -96,3 +96,49 @@ def test_live_index_answers_as_a_fresh_one(tmp_path):
     assert kinds == {True, False}  # both kinds of edit were made
     # the edits changed what is found (the comparison compared something)
     assert {f.code for f in fresh} >= {"RPL101"}
+
+
+HYDRA = {
+    "conf/config.yaml": "model:\n  _target_: models.net.Net\n",
+    "models/__init__.py": "",
+    "models/net.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+    "app.py": (
+        "import hydra\nimport torch\nfrom hydra.utils import instantiate\n\n\n"
+        "@hydra.main(config_path='conf', config_name='config', version_base=None)\n"
+        "def main(cfg):\n    model = instantiate(cfg.model)\n    print(model(torch.ones(2)))\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+
+def test_hydra_projects_rebuild_on_outline_edits(tmp_path):
+    """What Hydra configs make an app load is worked out for the whole project at once: an
+    edit inside a function is taken in place, an outline edit asks for a new index."""
+    from repro_lint.index_update import RebuildNeeded
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    for rel, text in HYDRA.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    cfg = Config()
+    infos = project_facts([tmp_path], cfg, tmp_path, use_cache=False)
+    live = LiveIndex(infos.values(), get_matchers(*cfg.matcher_key()), tmp_path)
+    live.seeding_names()
+    live.entries_reaching(())
+    net = tmp_path / "models" / "net.py"
+    k = str(net.resolve())
+    body = extract_source(net, HYDRA["models/net.py"].replace("return x", "return x + torch.randn(2)").encode(), cfg, tmp_path)
+    live.replace(body)
+    infos[k] = body
+    found, _ = check_index(live, list(live.modules.values()), cfg)
+    fresh, _ = check_facts(infos, set(infos), cfg, tmp_path)
+    assert sorted(map(_key, found), key=repr) == sorted(map(_key, fresh), key=repr)
+    assert any(f.code == "RPL101" and "torch" in f.message for f in fresh)  # the draw in the configured model counts
+    with_method = HYDRA["models/net.py"] + "\n    def extra(self):\n        return 1\n"
+    try:
+        live.replace(extract_source(net, with_method.encode(), cfg, tmp_path))
+    except RebuildNeeded:
+        pass
+    else:
+        raise AssertionError("an outline edit in a Hydra project must ask for a new index")
+    assert live.modules[body.module] is body  # and nothing was changed

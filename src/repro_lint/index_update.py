@@ -17,7 +17,9 @@ depend on them:
 Programs whose reach met a forgotten module are walked again when next asked for. What is
 kept gives the same answers a fresh index gives (the tests compare them on edited
 projects). A change of the set of modules (a file added, removed, or no longer parsing) is
-not handled here: the caller builds a new index.
+not handled here, nor one that can change which modules Hydra configs make an app load (a
+Hydra main or a config factory call added or removed, or any outline edit in a project that
+has them): `replace` raises `RebuildNeeded` and the caller builds a new index.
 """
 
 from __future__ import annotations
@@ -26,9 +28,24 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable, Optional
 
+from repro_lint import framework_reach
 from repro_lint.index import ProjectIndex, ScopeRef
 from repro_lint.matchers import Matchers
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
+
+
+class RebuildNeeded(Exception):
+    """The change reaches what the index works out from the whole project at once (which
+    modules Hydra configs make an app load): build a new index instead."""
+
+
+def config_outline(info: ModuleInfo) -> tuple:
+    """What of a module the index reads for every module at once: its Hydra mains (and their
+    config folders) and whether it builds objects from configs (`hydra.utils.instantiate`)."""
+    return (
+        tuple((q, info.functions[q].hydra_config_path if q in info.functions else None) for q in info.hydra_mains),
+        bool(info.extra.get(framework_reach.FACTORY)),
+    )
 
 
 def outline(info: ModuleInfo) -> tuple:
@@ -43,6 +60,7 @@ def outline(info: ModuleInfo) -> tuple:
         tuple((q, c.name, tuple(c.bases), tuple(c.methods)) for q, c in info.classes.items()),
         tuple(sorted(info.exports.items())),
         frozenset(imp[0] for imp in info.imports),
+        config_outline(info),
     )
 
 
@@ -71,6 +89,7 @@ class LiveIndex(ProjectIndex):
         # the keys of the resolution caches' entries, by the module resolving (to forget them)
         self._resolved_in: dict[str, list] = {}
         self._methods_in: dict[str, list] = {}
+        self._class_keys_in: dict[str, list] = {}
         self._groups_in: dict[str, set] = {}
         self._entry_memo: dict[str, bool] = {}
         self._entry_reads: dict[str, set[str]] = {}  # module -> the modules its entry-point answer read
@@ -108,6 +127,14 @@ class LiveIndex(ProjectIndex):
             return hit
         out = super().resolve(qual, ctx, depth)
         self._resolved_in.setdefault(ctx.module, []).append(key)
+        return out
+
+    def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
+        key = (qual, ctx.module)
+        if key in self._class_keys:
+            return self._class_keys[key]
+        out = super().class_key(qual, ctx)
+        self._class_keys_in.setdefault(ctx.module, []).append(key)
         return out
 
     def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
@@ -223,6 +250,9 @@ class LiveIndex(ProjectIndex):
         if old is new:
             return set()
         same_outline = outline(old) == outline(new)
+        if config_outline(old) != config_outline(new) or not same_outline and self._config_loads():
+            # what configs make apps load, and what they name, is worked out for all at once
+            raise RebuildNeeded(name)
         observers = {name} if same_outline else self._observers(old, new)
         self._forget(observers, old, new, same_outline)
         if same_outline:
@@ -360,6 +390,8 @@ class LiveIndex(ProjectIndex):
                 self._method_cache.pop(key, None)
             for key in self._groups_in.pop(mod, ()):
                 self._by_name_ids.pop(key, None)
+            for key in self._class_keys_in.pop(mod, ()):
+                self._class_keys.pop(key, None)
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None

@@ -29,7 +29,7 @@ from typing import Iterable, Optional
 from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, select
 from repro_lint.findings import Finding
-from repro_lint.index_update import LiveIndex
+from repro_lint.index_update import LiveIndex, RebuildNeeded
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo
 from repro_lint.project import Discovery, FolderResolver
@@ -181,7 +181,11 @@ class ProjectState:
         if previous is None or indexed is not previous:
             self._rebuild = True  # the file was not in the index (it did not parse)
             return
-        self.index.replace(info)
+        try:
+            self.index.replace(info)
+        except RebuildNeeded:
+            self._rebuild = True
+            return
         self._good[k] = info
 
     # -- checking ----------------------------------------------------------------------------------
@@ -252,8 +256,16 @@ class ProjectState:
                 if mine is None or indexed is None or indexed.path != info.path or info.error is not None:
                     return check_facts(facts, targets, cfg, root, entries=entries)  # beyond what the index can take in place
                 swapped.append((indexed, info))
-            for _, after in swapped:
-                index.replace(after)
+            done: list[ModuleInfo] = []
+            try:
+                for before, after in swapped:
+                    index.replace(after)
+                    done.append(before)
+            except RebuildNeeded:
+                swapped = []
+                for before in reversed(done):
+                    index.replace(before)
+                return check_facts(facts, targets, cfg, root, entries=entries)
             return check_index(index, [facts[k] for k in targets if k in facts], cfg, entries)
         finally:
             for before, _ in reversed(swapped):

@@ -20,7 +20,11 @@ from repro_lint.server.session import CONFIG_NAMES, SOURCE, Options, Session
 from repro_lint.server.worker import Worker
 
 # the files whose changes the server asks the client to report
-WATCHED = ("**/*.py", "**/*.pyi", "**/*.ipynb", "**/*.yaml", "**/*.yml", "**/.gitignore", *(f"**/{n}" for n in CONFIG_NAMES))
+# (sources, Hydra configs, what discovery and settings read, and the torch requirement RPL404 reads)
+WATCHED = (
+    "**/*.py", "**/*.pyi", "**/*.ipynb", "**/*.yaml", "**/*.yml", "**/.gitignore", *(f"**/{n}" for n in CONFIG_NAMES),
+    "**/requirements*.txt", "**/requirements/*.txt", "**/setup.cfg",
+)
 _SUFFIXES = (".py", ".pyi", ".ipynb")
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import threading
 import time

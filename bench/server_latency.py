@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import make_corpus  # noqa: E402
-from lsp_client import LspClient, uri_of  # noqa: E402
+from lsp_client import LspClient  # noqa: E402
 
 SRC = HERE.parent / "src"
 

@@ -3,7 +3,6 @@ each edit: findings of the whole project and which programs reach which module, 
 after a series of edits of bodies and of outlines (functions, imports, classes)."""
 
 import sys
-from pathlib import Path
 
 from conftest import REPO
 

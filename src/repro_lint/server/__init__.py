@@ -9,7 +9,6 @@ project held in memory is `repro_lint.workspace_state`, its index `repro_lint.in
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Optional
 
@@ -17,7 +16,9 @@ MISSING = "repro-lint: error: `repro-lint server` needs the `server` extra: pip 
 
 
 def main(argv: Optional[list] = None) -> int:
-    p = argparse.ArgumentParser(
+    from repro_lint.cli import _Parser
+
+    p = _Parser(
         prog="repro-lint server",
         description="Run the language server over stdin and stdout (start it from an editor; see README, \"Editors\").",
     )

@@ -45,13 +45,6 @@ class Cell:
 
 
 @dataclass
-class Position:
-    uri: str
-    line: int  # 0-based
-    character: int  # in the client's units
-
-
-@dataclass
 class Span:
     uri: str
     start: tuple  # (line, character), 0-based, client units

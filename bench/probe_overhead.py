@@ -1,12 +1,16 @@
 """What recording costs: a small CPU training loop timed plain and under the probe's recorder.
 
-    python bench/probe_overhead.py [--steps N] [--repeat R] [--threads T] [--write bench/PROBE.md]
+    python bench/probe_overhead.py [--steps N] [--multi-steps M] [--repeat R] [--threads T] [--write bench/PROBE.md]
 
 Three in-process timings of the same loop (after one warm-up step each): plain, recorded
 with locations only (as in the deterministic-algorithms run), and recorded with
 fingerprints (as in the compared runs). Then the whole command, `repro-lint probe` on the
 same loop as a script (two compared runs plus the deterministic-algorithms run), against
 `python script.py`: that includes starting Python and importing torch in every run.
+Then the same for work in several processes: the loop fed by a DataLoader with two
+worker processes, and two DistributedDataParallel ranks on gloo (`torchrun
+--nproc-per-node 2` against `repro-lint probe --nproc-per-node 2`), where every process
+is recorded.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import torch  # noqa: E402
 from repro_lint import catalog  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
 from repro_lint.probe.recorder import Recorder  # noqa: E402
-from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.predict import prediction_table  # noqa: E402
 from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
 
 SCRIPT = '''
@@ -58,6 +62,61 @@ def step():
 if __name__ == "__main__":
     for _ in range(STEPS):
         step()
+'''
+
+
+LOADER_SCRIPT = '''
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+class Images(torch.utils.data.Dataset):
+    def __len__(self):
+        return 32 * STEPS
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randn(1, 28, 28, generator=g), i % 10
+
+
+if __name__ == "__main__":
+    loader = DataLoader(Images(), batch_size=32, num_workers=2, generator=torch.Generator().manual_seed(0))
+    for x, y in loader:
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+'''
+
+DDP_SCRIPT = '''
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = DistributedDataParallel(torch.nn.Sequential(
+    torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(dist.get_rank())
+for _ in range(STEPS):
+    x, y = torch.randn(16, 1, 28, 28, generator=g), torch.randint(0, 10, (16,), generator=g)
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+dist.destroy_process_group()
 '''
 
 
@@ -98,13 +157,24 @@ def _best(fn, repeat: int) -> tuple[float, int]:
 
 
 def _wall(command: list[str], repeat: int, threads: int) -> float:
+    return _timed(command, repeat, threads)[0]
+
+
+def _timed(command: list[str], repeat: int, threads: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system of the command and every
+    process it waited for): on a loaded machine the CPU time is the steadier figure."""
+    import resource
+
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OMP_NUM_THREADS=str(threads))
-    times = []
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def _cpu_model() -> str:
@@ -120,6 +190,7 @@ def _cpu_model() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--multi-steps", type=int, default=200, help="steps of the multi-process workloads")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: torch's)")
     parser.add_argument("--write", type=Path, help="write the results as a markdown section to this file")
@@ -135,9 +206,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "train.py"
         script.write_text(SCRIPT.replace("STEPS", str(args.steps)))
-        python_wall = _wall([sys.executable, str(script)], args.repeat, args.threads)
+        python_wall, python_cpu = _timed([sys.executable, str(script)], args.repeat, args.threads)
         probe = [sys.executable, "-m", "repro_lint", "probe", "--format", "json", "-o", str(Path(tmp) / "r.json"), str(script)]
-        probe_wall = _wall(probe, 1, args.threads)
+        probe_wall, probe_cpu = _timed(probe, 1, args.threads)
+        multi = []
+        for name, source, plain_cmd, probe_opts in (
+            ("DataLoader, 2 worker processes", LOADER_SCRIPT, [], []),
+            ("DDP, 2 ranks on gloo", DDP_SCRIPT, ["-m", "torch.distributed.run", "--nproc-per-node", "2"],
+             ["--nproc-per-node", "2"]),
+        ):
+            path = Path(tmp) / ("multi_" + str(len(multi)) + ".py")
+            path.write_text(source.replace("STEPS", str(args.multi_steps)))
+            plain_wall, plain_cpu = _timed([sys.executable, *plain_cmd, str(path)], args.repeat, args.threads)
+            report = Path(tmp) / "m.json"
+            recorded, recorded_cpu = _timed([*probe[:-3], *probe_opts, "-o", str(report), str(path)], 1, args.threads)
+            import json
+
+            data = json.loads(report.read_text())
+            compared = [r for r in data["runs"] if r["role"] == "compared"]
+            multi.append((name, plain_wall, recorded, plain_cpu, recorded_cpu, compared[0]["processes"],
+                          compared[0]["ops"], data["status"]))
 
     rows = [
         ("plain loop", plain, 1.0),
@@ -148,7 +236,8 @@ def main() -> None:
         "## Probe overhead",
         "",
         f"Measured {datetime.date.today().isoformat()} with "
-        f"`python bench/probe_overhead.py --steps {args.steps} --repeat {args.repeat} --threads {args.threads}`",
+        f"`python bench/probe_overhead.py --steps {args.steps} --multi-steps {args.multi_steps} --repeat {args.repeat} "
+        f"--threads {args.threads}`",
         f"on {_cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__},",
         f"{args.threads} torch thread(s), load average {os.getloadavg()[0]:.1f} when it finished (a shared machine:",
         "absolute times vary with the load; the relative cost of recording is what to read).",
@@ -162,11 +251,28 @@ def main() -> None:
         lines.append(f"| {name} | {seconds:.3f} s | {seconds / ops * 1e6:.0f} µs | {factor:.1f}× |")
     lines += [
         "",
-        f"Whole commands: `python train.py` {python_wall:.1f} s (median of {args.repeat}); "
-        f"`repro-lint probe train.py` {probe_wall:.1f} s (three runs: two compared, one with deterministic "
-        "algorithms; each starts Python and imports torch).",
+        f"Whole commands: `python train.py` {python_wall:.1f} s wall, {python_cpu:.1f} s CPU (median of {args.repeat}); "
+        f"`repro-lint probe train.py` {probe_wall:.1f} s wall, {probe_cpu:.1f} s CPU (three runs: two compared, one "
+        "with deterministic algorithms; each starts Python and imports torch).",
         "",
+        "### Work in several processes",
+        "",
+        f"The same net for {args.multi_steps} steps (enough that training, not starting Python and importing torch, "
+        "dominates), as a whole command: plain (`python script.py`, or `python -m "
+        "torch.distributed.run --nproc-per-node 2 script.py`; median of "
+        f"{args.repeat}) and `repro-lint probe` (three runs, every process recorded). Wall times on a shared "
+        "machine follow its load; CPU time (user + system of every process) is the steadier measure. Per run is "
+        "the probe's CPU time divided by its three runs, against one plain run.",
+        "",
+        "| Workload | Plain: wall, CPU | `repro-lint probe`: wall, CPU | CPU per run vs plain | Processes recorded per run | Ops per run | Verdict |",
+        "|---|---|---|---|---|---|---|",
     ]
+    for name, plain_wall, recorded, plain_cpu, recorded_cpu, processes, ops_run, status in multi:
+        lines.append(
+            f"| {name} | {plain_wall:.1f} s, {plain_cpu:.1f} s | {recorded:.1f} s, {recorded_cpu:.1f} s | "
+            f"{recorded_cpu / 3 / plain_cpu:.1f}× | {processes} | {ops_run} | {status} |"
+        )
+    lines.append("")
     text = "\n".join(lines)
     print(text)
     if args.write:

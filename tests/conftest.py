@@ -22,6 +22,19 @@ def run_cli(*args, cwd=None, env=None, input=None, timeout=300):
     )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _user_cache_dir(tmp_path_factory):
+    """The cache key (see `repro_lint.cache`) of test runs lives in a folder of the session,
+    not in the user's own cache folder; the CLI subprocesses inherit the setting."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
 @pytest.fixture
 def cli():
     return run_cli
@@ -40,3 +53,8 @@ def project(tmp_path):
 
     write.root = tmp_path
     return write
+
+
+def full(finding) -> str:
+    """A finding's message and its help line, as a user reads them together."""
+    return f"{finding.message} {finding.help or ''}"

@@ -13,17 +13,40 @@ def test_syntax_error_is_a_finding_and_others_are_checked(cli, project):
     assert any(l.startswith("train.py:3:7: RPL101") for l in lines), lines
 
 
-def test_unreadable_inputs(cli, project):
+def test_files_python_rejects_before_parsing_are_syntax_errors(cli, project):
+    """NUL bytes, undecodable bytes and unknown codings are RPL001 findings where they are,
+    like any other syntax error (so `--exit-zero` holds); exit 2 stays for I/O failures."""
     project("train.py", BAD)
-    (project.root / "nul.py").write_bytes(b"x = 1\x00\n")
-    (project.root / "latin.py").write_bytes(b"x = '\xff\xfe'\n")
+    (project.root / "nul.py").write_bytes(b"x = 1\ny = 2\x00\n")
+    (project.root / "latin.py").write_bytes(b"x = 1\ny = '\xff\xfe'\n")
+    (project.root / "klingon.py").write_bytes(b"# -*- coding: klingon -*-\nx = 1\n")
+    (project.root / "lost.py").symlink_to(project.root / "nowhere.py")  # a link to nothing: unreadable
     r = cli("--no-cache", "--format", "concise", "-q", cwd=project.root)
-    assert r.returncode == 2
     assert "Traceback" not in r.stderr
-    errs = r.stderr.strip().splitlines()
-    assert any(e.startswith("repro-lint: error: nul.py: file contains a NUL byte") for e in errs), errs
-    assert any(e.startswith("repro-lint: error: latin.py: cannot decode file") for e in errs), errs
+    lines = r.stdout.splitlines()
+    assert "nul.py:2:6: RPL001 SyntaxError: source code cannot contain null bytes" in lines, lines
+    assert any(l.startswith("latin.py:2:6: RPL001 SyntaxError: (unicode error) 'utf-8' codec can't decode byte 0xff") for l in lines), lines
+    assert "klingon.py:1:1: RPL001 SyntaxError: unknown encoding: klingon" in lines, lines
     assert "train.py:3:7: RPL101" in r.stdout  # the rest was still checked
+    assert r.stderr.startswith("repro-lint: error: lost.py: cannot read file: No such file or directory"), r.stderr
+    assert r.returncode == 2
+    (project.root / "lost.py").unlink()
+    r = cli("--no-cache", "--format", "concise", "-q", "--exit-zero", cwd=project.root)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_valid_deep_code_is_analysed(cli, project):
+    """Nesting CPython compiles is not a syntax error: a 500-branch `elif` chain and a sum
+    of 2,990 terms are deeper than the default recursion limit; their findings count."""
+    branches = "".join(f"    elif x == {i}:\n        return {i}\n" for i in range(1, 500))
+    project("chain.py", f"import numpy as np\n\n\ndef f(x):\n    if x == 0:\n        return 0\n{branches}    return np.random.rand()\n\n\nprint(f(3))\n")
+    project("total.py", "import numpy as np\n\ntotal = " + " + ".join(["1"] * 2990) + "\nprint(np.random.rand(total))\n")
+    r = cli("--no-cache", "--format", "concise", "-q", cwd=project.root)
+    lines = r.stdout.splitlines()
+    assert not [l for l in lines if "RPL001" in l], lines
+    assert any(l.startswith("chain.py:1005:12: RPL101") for l in lines), lines
+    assert any(l.startswith("total.py:4:7: RPL101") for l in lines), lines
+    assert r.returncode == 1 and r.stderr == "", r.stderr
 
 
 def test_coding_cookie_and_bom_are_decoded(cli, project):

@@ -1,8 +1,7 @@
 """The on-disk cache: what a second run re-reads and what it re-analyses."""
 
-import pickle
-
 from repro_lint import engine
+from repro_lint.cache import Cache
 from repro_lint.config import Config
 
 HELPER = "import random\n\n\ndef set_seed(s):\n    random.seed(s)\n"
@@ -38,22 +37,19 @@ def test_only_changed_files_are_extracted_again(project, monkeypatch):
     assert run(project.root, monkeypatch) == (["RPL101"], ["utils.py"])
 
 
-def test_a_damaged_facts_entry_is_extracted_again(project, monkeypatch):
+def test_an_altered_facts_file_is_ignored_as_a_whole(project, monkeypatch):
+    """Facts are authenticated per file: one changed byte and none of them are used."""
     project("utils.py", HELPER)
     project("train.py", TRAIN)
     run(project.root, monkeypatch)
-    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.pickle"))
-    with cache_file.open("rb") as fh:  # a header, then one record per file
-        header = pickle.load(fh)
-        records = [pickle.load(fh) for _ in range(header["entries"])]
-    assert sum(r[0].endswith("utils.py") for r in records) == 1
-    with cache_file.open("wb") as fh:
-        pickle.dump(header, fh)
-        for key, digest, module, data in records:
-            pickle.dump((key, digest, module, b"not a pickle" if key.endswith("utils.py") else data), fh)
-    for results in (project.root / ".repro_lint_cache").glob("results-*.pickle"):
+    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.bin"))
+    data = bytearray(cache_file.read_bytes())
+    data[-10] ^= 1
+    cache_file.write_bytes(bytes(data))
+    for results in (project.root / ".repro_lint_cache").glob("results-*.bin"):
         results.unlink()
-    assert run(project.root, monkeypatch) == ([], ["utils.py"])
+    assert run(project.root, monkeypatch) == ([], ["train.py", "utils.py"])
+    assert run(project.root, monkeypatch) == ([], [])  # rebuilt, and used again
 
 
 def test_a_truncated_facts_file_is_rebuilt(project, monkeypatch):
@@ -61,9 +57,40 @@ def test_a_truncated_facts_file_is_rebuilt(project, monkeypatch):
     project("utils.py", HELPER)
     project("train.py", TRAIN)
     first = run(project.root, monkeypatch)
-    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.pickle"))
+    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.bin"))
     cache_file.write_bytes(cache_file.read_bytes()[:-40])
-    for results in (project.root / ".repro_lint_cache").glob("results-*.pickle"):
+    for results in (project.root / ".repro_lint_cache").glob("results-*.bin"):
         results.unlink()
     assert run(project.root, monkeypatch) == ([], ["train.py", "utils.py"])
     assert first == ([], ["train.py", "utils.py"])
+
+
+def test_cached_results_keep_findings_and_their_fixes(project, monkeypatch):
+    """The results cache gives back the findings as they were, fixes included (what
+    `--fix` applies), without extracting anything."""
+    project("train.py", "import random\n\nprint(random.random())\n")
+    monkeypatch.chdir(project.root)
+    first = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
+    assert first.findings and first.findings[0].fixable
+    extracted = []
+    real = engine._safe_extract
+    monkeypatch.setattr(engine, "_safe_extract", lambda *a: extracted.append(a) or real(*a))
+    second = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
+    assert extracted == []
+    assert second.findings == first.findings
+
+
+def test_the_cache_key_is_private_to_the_user(tmp_path, monkeypatch):
+    from repro_lint import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    cache._secret.cache_clear()
+    try:
+        assert Cache(tmp_path, "k").enabled
+        key = tmp_path / "home-cache" / "repro-lint" / "key"
+        assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
+        cache._secret.cache_clear()
+        key.chmod(0o644)  # readable by others: they could forge cache files
+        assert not Cache(tmp_path, "k").enabled
+    finally:
+        cache._secret.cache_clear()

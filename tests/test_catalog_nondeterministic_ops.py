@@ -43,6 +43,10 @@ OPTIONAL = {
     "exempt-argument": dict,
     "always-affected": list,
     "warn-only-stays-nondeterministic": bool,
+    # read by the probe only: facts of the running aten operator
+    "aten-argument": dict,
+    "operand-layout": dict,
+    "aten-backward": list,
 }
 
 
@@ -90,6 +94,22 @@ def test_entry_schema(op):
         assert "." not in name and not name.startswith("torch"), name
 
 
+@pytest.mark.parametrize("op", [op for op in OPS if "aten-backward" in op], ids=lambda op: op["id"])
+def test_aten_backward_names_listed_operators(op):
+    assert op["backward-only"], op["id"]
+    assert set(op["aten-backward"]) < set(op["aten"]), op["id"]  # some forward operator remains
+
+
+def test_runtime_condition_schemas():
+    for op in OPS:
+        if "aten-argument" in op:
+            assert set(op["aten-argument"]) == {"name", "values"}, op["id"]
+        if "operand-layout" in op:
+            spec = op["operand-layout"]
+            assert set(spec) == {"position", "values"} and spec["values"], op["id"]
+            assert all(v.startswith("sparse") or v == "strided" for v in spec["values"]), op["id"]
+
+
 def test_ids_unique():
     ids = [op["id"] for op in OPS]
     assert len(ids) == len(set(ids))
@@ -98,7 +118,10 @@ def test_ids_unique():
 @pytest.mark.parametrize("op", [op for op in OPS if "argument" in op], ids=lambda op: op["id"])
 def test_argument_schema(op):
     arg = op["argument"]
-    assert set(arg) == {"name", "position", "values"}, op["id"]
+    assert set(arg) - {"aten-codes"} == {"name", "position", "values"}, op["id"]
+    codes = arg.get("aten-codes", {})
+    assert set(codes) >= set(arg["values"]) if codes else True, op["id"]
+    assert all(isinstance(c, int) for c in codes.values()), op["id"]
     assert isinstance(arg["name"], str) and arg["name"].isidentifier()
     assert isinstance(arg["position"], int) and arg["position"] >= 0
     assert isinstance(arg["values"], list) and arg["values"]
@@ -380,3 +403,24 @@ def test_raises_under_deterministic_algorithms_on_cpu(op_id):
             CPU_RAISES[op_id]()
     finally:
         torch.use_deterministic_algorithms(previous, warn_only=previous_warn_only)
+
+
+@needs_torch
+def test_aten_codes_match_the_operator():
+    """`aten-codes` say how aten encodes a value; check them by running each mode."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Modes(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func._schema.name == "aten::_embedding_bag":
+                seen.append(args[4])
+            return func(*args, **(kwargs or {}))
+
+    codes = BY_ID["embedding_bag_max_backward"]["argument"]["aten-codes"]
+    for mode, code in codes.items():
+        seen.clear()
+        with Modes():
+            nn().EmbeddingBag(5, 2, mode=mode)(torch.tensor([[1, 2]]))
+        assert seen == [code], mode

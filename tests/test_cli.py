@@ -149,13 +149,36 @@ def test_cache_is_used_and_never_trusted_over_files(cli, project):
     r = cli(cwd=project.root)
     assert r.returncode == 0
     cache = project.root / ".repro_lint_cache"
-    assert any(cache.glob("results-*.pickle")) and any(cache.glob("facts-*.pickle"))
+    assert any(cache.glob("results-*.bin")) and any(cache.glob("facts-*.bin"))
     project("train.py", BAD)  # changed content must be re-analysed
     r = cli(cwd=project.root)
     assert r.returncode == 1
-    for f in cache.glob("*.pickle"):  # a corrupt cache is rebuilt
+    for f in cache.glob("*.bin"):  # a corrupt cache is rebuilt
         f.write_bytes(b"garbage")
     r = cli(cwd=project.root)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     r = cli("--no-cache", cwd=project.root)
     assert r.returncode == 1
+
+
+def test_a_missing_output_folder_is_one_line(cli, project):
+    project("train.py", BAD)
+    r = cli("--no-cache", "--format", "json", "--output-file", "missing/report.json", cwd=project.root)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == "repro-lint: cannot write --output-file missing/report.json: folder missing does not exist"
+    r = cli("--no-cache", "--output-file", ".", cwd=project.root)  # a folder, not a file
+    assert r.returncode == 2 and r.stderr.strip().startswith("repro-lint: error: cannot write .:"), r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+
+
+def test_jobs_are_capped_at_the_cores(project, monkeypatch):
+    from repro_lint import cli as cli_module
+    from repro_lint import engine
+
+    project("train.py", BAD)
+    seen = []
+    real = engine.run_check
+    monkeypatch.setattr(engine, "run_check", lambda *a, **k: seen.append(k["jobs"]) or real(*a, **k))
+    monkeypatch.chdir(project.root)
+    assert cli_module.main(["check", "--no-cache", "--jobs", "1000", "-q"]) == 1
+    assert seen == [cli_module.usable_cores()] and seen[0] < 1000

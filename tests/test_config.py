@@ -74,3 +74,42 @@ def test_config_option_overrides(cli, project, tmp_path):
     assert cli("--no-cache", "--config", other, cwd=project.root).returncode == 0
     r = cli("--config", tmp_path / "missing.toml", cwd=project.root)
     assert r.returncode == 2 and "configuration file not found" in r.stderr
+
+
+def test_values_that_would_write_broken_programs_are_refused(cli, project):
+    """A seed numpy cannot take, or a torch version that is no version, is one clear line
+    (a fix writing `np.random.seed(-1)` would make the fixed program crash)."""
+    project("train.py", BAD)
+    cases = {
+        "seed = -1\n": "`tool.repro-lint.seed` must be between 0 and 4294967295",
+        f"seed = {2**32}\n": "`tool.repro-lint.seed` must be between 0 and 4294967295",
+        "target-torch-version = 'banana'\n": "`tool.repro-lint.target-torch-version`: `banana` is not a release",
+        "target-torch-version = '>=two'\n": "`tool.repro-lint.target-torch-version`: `>=two` is not a version specifier",
+        "target-torch-version = ' '\n": "`tool.repro-lint.target-torch-version`: it is empty",
+    }
+    for body, message in cases.items():
+        _cfg(project, body)
+        r = cli("--no-cache", cwd=project.root)
+        assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (body, r.stderr)
+    for body in (f"seed = {2**32 - 1}\n", "target-torch-version = '>=2.1,<3'\n", "target-torch-version = '2.5.*'\n"):
+        _cfg(project, body)
+        r = cli("--no-cache", "--format", "concise", cwd=project.root)
+        assert r.returncode == 1 and "RPL101" in r.stdout, (body, r.stderr)
+    _cfg(project, f"seed = {2**32 - 1}\n")
+    assert cli("--no-cache", "--fix", cwd=project.root).returncode == 0
+    assert f"SEED = {2**32 - 1}" in (project.root / "train.py").read_text()
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "train.py"], cwd=project.root, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr  # the largest seed allowed is one numpy takes
+
+
+def test_a_pyproject_that_is_not_utf8_or_not_a_file_is_one_line(cli, project):
+    project("train.py", BAD)
+    (project.root / "pyproject.toml").write_bytes(b'[project]\nname = "\xff"\n\n[tool.repro-lint]\nseed = 1\n')
+    r = cli("--no-cache", cwd=project.root)
+    assert r.returncode == 2 and "pyproject.toml: invalid TOML" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = cli("--no-cache", "--config", "/dev/zero", cwd=project.root)
+    assert r.returncode == 2 and r.stderr.strip() == "repro-lint: error: /dev/zero: cannot read configuration: not a regular file", r.stderr

@@ -11,6 +11,7 @@ from repro_lint import catalog
 from repro_lint.config import Config
 from repro_lint.engine import run_check, select
 from repro_lint.fix.edits import AddKeyword, EnsureFunction, SeedSpec
+from conftest import full
 
 
 def check(project, files: dict, codes=("RPL301", "RPL302")):
@@ -66,9 +67,9 @@ def test_rpl301_names_the_missing_generator(project):
             parts = random_split(ds, [5, 5])
             return DataLoader(ds, shuffle=True), parts
     """})
-    assert "`DataLoader` shuffles without `generator=`" in one(f, "RPL301", 4).message
-    assert "global generator" in one(f, "RPL301", 4).message
-    assert "`random_split` without `generator=`" in one(f, "RPL301", 3).message
+    assert "`DataLoader` shuffles without `generator=`" in full(one(f, "RPL301", 4))
+    assert "global generator" in full(one(f, "RPL301", 4))
+    assert "`random_split` without `generator=`" in full(one(f, "RPL301", 3))
 
 
 def test_rpl302_message_states_what_workers_reseed(project):
@@ -77,9 +78,9 @@ def test_rpl302_message_states_what_workers_reseed(project):
         def build(ds):
             return DataLoader(ds, num_workers=3)
     """})
-    msg = one(f, "RPL302").message
+    msg = full(one(f, "RPL302"))
     assert "num_workers=3" in msg
-    assert "since PyTorch 1.9" in msg and "torch < 1.9" in msg
+    assert "Since PyTorch 1.9" in msg and "torch < 1.9" in msg
     assert "generator objects a dataset holds" in msg
 
 
@@ -105,9 +106,9 @@ def test_rpl302_says_plainly_when_the_dataset_holds_a_generator(project):
         """,
     })
     first, second = sorted((x for x in f if x.code == "RPL302"), key=lambda x: x.location.col)
-    assert "dataset `Crops` holds its own generator (`self.rng = numpy.random.default_rng(...)`" in first.message
-    assert "every worker gets an identical copy" in first.message
-    assert "dataset `Flips` holds its own generator (`self.gen = torch.Generator(...)`" in second.message
+    assert "dataset `Crops` holds its own generator (`self.rng = numpy.random.default_rng(...)`" in full(first)
+    assert "every worker gets an identical copy" in full(first)
+    assert "dataset `Flips` holds its own generator (`self.gen = torch.Generator(...)`" in full(second)
 
 
 def test_no_fix_when_the_dataset_holds_a_generator(project):
@@ -121,7 +122,7 @@ def test_no_fix_when_the_dataset_holds_a_generator(project):
             return DataLoader(Words(), num_workers=2)
     """})
     finding = one(f, "RPL302")
-    assert "`self.rng = random.Random(...)`" in finding.message
+    assert "`self.rng = random.Random(...)`" in full(finding)
     assert finding.fix is None
 
 
@@ -131,7 +132,7 @@ def test_unknown_worker_count_is_not_provably_zero(project):
         def build(ds, n):
             return DataLoader(ds, num_workers=n)
     """})
-    assert "may be non-zero" in one(f, "RPL302").message
+    assert "may be non-zero" in full(one(f, "RPL302"))
 
 
 # -- RPL301 fixes ---------------------------------------------------------------------
@@ -144,7 +145,7 @@ def test_rpl301_in_a_library_without_a_seed_gets_no_fix_and_says_why(project):
     """})
     finding = one(f, "RPL301")
     assert finding.fix is None
-    assert "not fixed automatically: no seed is in scope here" in finding.message
+    assert "Not fixed automatically: no seed is in scope here" in full(finding)
 
 
 def test_rpl301_fix_in_an_entry_script_without_a_seed_adds_the_constant(project):
@@ -306,6 +307,7 @@ def test_lightning_worker_seeding_makes_rpl302_moot(project, call):
     f = check(project, {"train.py": f"""
 import lightning as L
 from torch.utils.data import DataLoader
+
 def main():
     {call}
     for batch in DataLoader(list(range(8)), num_workers=2):

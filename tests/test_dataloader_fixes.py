@@ -18,7 +18,7 @@ def fix(root: Path, code: str, capsys, clean: bool = True) -> None:
     if clean:
         assert rc == 0, out.out + out.err  # everything fixed: nothing left to report
     else:  # a case without a fix: the finding stays and says why
-        assert rc == 1 and "not fixed automatically" in out.out, out.out + out.err
+        assert rc == 1 and "Not fixed automatically" in out.out, out.out + out.err
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -18,6 +18,7 @@ from repro_lint.config import Config
 from repro_lint.engine import run_check, select
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.rules.torch_target import declared, lower_bound, parse_requirement, release, torch_target
+from conftest import full
 
 SEEDED_DETERMINISTIC = """\
 import torch
@@ -200,12 +201,12 @@ def test_rpl404_follows_the_declared_requirement(project):
     root = project.root
     found = by_code(findings(root), "RPL404")
     assert len(found) == 1
-    assert "no torch requirement is declared" in found[0].message
+    assert "no torch requirement is declared" in full(found[0])
     (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\ndependencies = ["torch>=2.10"]\n')
     assert by_code(findings(root), "RPL404") == []
     (root / "requirements.txt").write_text("torch==2.9.1\n")
     found = by_code(findings(root), "RPL404")
-    assert len(found) == 1 and "torch==2.9.1 in requirements.txt" in found[0].message
+    assert len(found) == 1 and "torch==2.9.1 in requirements.txt" in full(found[0])
 
 
 @pytest.mark.parametrize("version, reported", [("2.9", True), ("2.10", False)])
@@ -283,7 +284,7 @@ def test_wrong_literals_are_replaced(project):
     assert found["RPL404"].fix.edits == (ReplaceExpression((5, 40, 5, 46), '":4096:8"'),)
     assert found["RPL404"].location.line == 9  # at the use_deterministic_algorithms call
     assert found["RPL404"].related[0].location.line == 5
-    assert "':2:2'" in found["RPL404"].message
+    assert "':2:2'" in full(found["RPL404"])
 
 
 def test_lightning_trainer_gets_the_keyword(project):
@@ -322,9 +323,9 @@ def test_rpl405_messages_say_what_the_flag_does(project):
     )
     found = sorted(by_code(findings(project.root), "RPL405"), key=lambda f: f.location.line)
     assert [f.location.line for f in found] == [6, 7]
-    assert "switches it to a deterministic implementation" in found[0].message
-    assert "makes it raise RuntimeError" in found[1].message
-    assert "deterministic alternative: torch.bincount" in found[1].message
+    assert "switches it to a deterministic implementation" in full(found[0])
+    assert "makes it raise RuntimeError" in full(found[1])
+    assert "Deterministic alternative: torch.bincount" in full(found[1])
     assert all(f.fix is None for f in found)
 
 
@@ -413,11 +414,11 @@ def test_flags_without_effect_say_where_they_are_and_why(tmp_path):
     report = run_check([root], Config(), root=root, jobs=1, use_cache=False)
     by = {(Path(f.location.path).name, f.code): f for f in select(report, Config())}
     late = by[("late.py", "RPL401")]
-    assert "has no effect on the training: set on line 18, after training starts (line 17)" in late.message
+    assert "set on line 18, after training starts (line 17)" in full(late)
     assert [r.location.line for r in late.related] == [18]
-    assert "set on line 19, after training starts (line 17)" in by[("late.py", "RPL403")].message
+    assert "set on line 19, after training starts (line 17)" in full(by[("late.py", "RPL403")])
     worker = by[("worker_only.py", "RPL401")]
-    assert "set only in `seed_worker`, which runs in DataLoader worker processes" in worker.message
+    assert "set only in `seed_worker`, which runs in DataLoader worker processes" in full(worker)
     assert ("before_training.py", "RPL401") not in by and ("spawned.py", "RPL401") not in by
     fix = late.fix.edits[0]
     assert isinstance(fix, InsertStatements) and fix.where == "after" and fix.anchor[0] == 16  # after the seed, before training

@@ -12,6 +12,8 @@ from repro_lint import catalog
 from repro_lint.config import Config
 from repro_lint.engine import run_check, select
 
+from conftest import full
+
 
 def check(project, files: dict, use_cache: bool = False):
     for rel, text in files.items():
@@ -43,7 +45,7 @@ def test_rpl103_one_finding_per_line_naming_every_source(project):
     """})
     hits = at(found, "RPL103")
     assert len(hits) == 1, hits
-    message = hits[0].message
+    message = full(hits[0])
     assert "Python `random`, numpy's global and torch's global RNGs" in message
     assert "before they are seeded on line 11" in message
     assert len(hits[0].related) == 3
@@ -84,7 +86,7 @@ def test_a_changed_config_is_seen_with_the_cache_on(project):
     project("conf/config.yaml", config.replace("greedy.Greedy", "noisy.Noisy"))
     found = check(project, {}, use_cache=True)
     assert len(at(found, "RPL101")) == 1, found
-    assert "numpy" in at(found, "RPL101")[0].message
+    assert "numpy" in full(at(found, "RPL101")[0])
 
 
 def test_a_config_folder_outside_the_project_is_not_read(project, tmp_path_factory):
@@ -112,7 +114,7 @@ def test_trainer_benchmark_message_and_fix(project):
         L.Trainer(deterministic=True, benchmark=True).fit(Net())
     """})
     (hit,) = at(found, "RPL402")
-    assert "`Trainer(benchmark=True)`" in hit.message
+    assert "`Trainer(benchmark=True)`" in full(hit)
     assert hit.fix is not None and hit.fix.description == "pass benchmark=False"
     assert not at(found, "RPL401") and not at(found, "RPL403")
 
@@ -127,8 +129,8 @@ def test_accelerate_deterministic_needs_the_cublas_workspace(project):
         torch.nn.Linear(2, 2)
     """})
     (hit,) = at(found, "RPL404")
-    assert "`accelerate.utils.set_seed(...)` turns deterministic algorithms on" in hit.message
-    assert "torch>=1.13 in requirements.txt" in hit.message
+    assert "`accelerate.utils.set_seed(...)` turns deterministic algorithms on" in full(hit)
+    assert "torch>=1.13 in requirements.txt" in full(hit)
     assert not at(found, "RPL403")
 
 

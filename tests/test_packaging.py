@@ -23,12 +23,19 @@ def test_installed_wheel_finds_catalog(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "repro_lint/_rules/RPL101.toml" in names
     assert "repro_lint/_rules/catalog/rng.toml" in names
+    # the probe's report schema, and the start-up file its recorded child processes need
+    assert "repro_lint/probe/report.schema.json" in names
+    assert "repro_lint/probe/site/sitecustomize.py" in names
     env_dir = tmp_path / "venv"
-    # system site-packages provide the dependencies; the wheel itself goes into the venv
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     py = env_dir / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target",
-                    str(next((env_dir / "lib").glob("python*/site-packages"))), str(wheel)], check=True)
+    site_dir = next((env_dir / "lib").glob("python*/site-packages"))
+    # the dependencies come from the folders this interpreter takes them from (a virtualenv's
+    # own, which "system site-packages" of a venv made from it would miss); the wheel itself
+    # goes into the new venv, ahead of them
+    deps = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    (site_dir / "zz_test_dependencies.pth").write_text("".join(f"{p}\n" for p in deps))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", str(site_dir), str(wheel)], check=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
     out = subprocess.run(

@@ -14,6 +14,7 @@ import pytest
 from repro_lint.config import Config
 from repro_lint.engine import run_check, select
 from repro_lint.fix.edits import MoveStatements
+from conftest import full
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,9 +64,9 @@ def test_one_finding_per_statement_and_one_move(project):
     assert move.function == "main"
     assert [span[0] for span in move.stmts] == [6, 7, 8, 9]  # in order; `SEED = 1234` (line 5) stays
     assert move.prelude == "import torch"
-    assert "joblib" in found[0].message and "`main`" in found[0].message
-    assert "seeds numpy" in found[0].message
-    assert "`torch.backends.cudnn.deterministic` is set" in found[2].message
+    assert "joblib" in full(found[0]) and "`main`" in full(found[0])
+    assert "seeds numpy" in full(found[0])
+    assert "`torch.backends.cudnn.deterministic` is set" in full(found[2])
 
 
 def test_no_prelude_without_torch(project):
@@ -201,7 +202,7 @@ def test_dependencies_are_reported_without_fix(project, module_code, reason):
     found = findings(project, {"app.py": app}, "RPL201")
     assert found
     assert found[0].fix is None
-    assert reason in found[0].message
+    assert reason in full(found[0])
 
 
 def test_binding_used_by_another_function_blocks_the_move(project):
@@ -220,7 +221,7 @@ def test_binding_used_by_another_function_blocks_the_move(project):
         def main(cfg):
             print(helper())
     '''}, "RPL201")
-    assert f.fix is None and "`g` is used on line 7" in f.message
+    assert f.fix is None and "`g` is used on line 7" in full(f)
 
 
 def test_binding_used_only_by_main_moves(project):
@@ -275,7 +276,7 @@ def test_no_fix_with_two_hydra_mains(project):
             print(torch.rand(1))
     '''}, "RPL201")
     assert len(found) == 1 and found[0].fix is None
-    assert "more than one Hydra main" in found[0].message
+    assert "more than one Hydra main" in full(found[0])
 
 
 def test_test_files_and_non_hydra_modules_are_not_reported(project):
@@ -316,10 +317,10 @@ def test_handoff_message_names_fork_and_spawn(project):
                 return pool.map(work, xs)
     '''}, "RPL202")
     assert (f.location.line, f.location.col) == (13, 16)  # the hand-off call
-    assert "`work` draws from numpy's global and torch's global RNGs" in f.message
-    assert "`Pool.map`" in f.message
-    assert "under fork every worker repeats the parent's numpy and torch streams" in f.message
-    assert "under spawn every worker starts unseeded" in f.message
+    assert "`work` draws from numpy's global and torch's global RNGs" in full(f)
+    assert "`Pool.map`" in full(f)
+    assert "Under fork every worker repeats the parent's numpy and torch streams" in full(f)
+    assert "under spawn every worker starts unseeded" in full(f)
     assert f.fix is None
     assert f.related and f.related[0].location.line == 7
 
@@ -338,8 +339,8 @@ def test_python_random_is_reseeded_after_fork_in_the_message(project):
             with ProcessPoolExecutor() as ex:
                 return list(ex.map(work, xs))
     '''}, "RPL202")
-    assert "under fork Python `random` is reseeded from OS entropy" in f.message
-    assert "repeats the parent's" not in f.message
+    assert "Under fork Python `random` is reseeded from OS entropy" in full(f)
+    assert "repeats the parent's" not in full(f)
 
 
 def test_handoff_across_modules(project):

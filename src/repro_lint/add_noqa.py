@@ -14,10 +14,11 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from repro_lint.findings import Finding
 from repro_lint.fix.source import SourceError, SourceFile
-from repro_lint.fix.writer import ChangedOnDisk, write_atomic
+from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.sourcetext import _NOQA
 
 _LINE_END = re.compile(r"(\r\n|\r|\n)?$")
@@ -30,7 +31,8 @@ class NoqaOutcome:
     warnings: list = field(default_factory=list)
 
 
-def add_noqa(findings: list[Finding]) -> NoqaOutcome:
+def add_noqa(findings: list[Finding], root: Optional[Path] = None) -> NoqaOutcome:
+    """Add `# noqa` comments for `findings`; files outside the project `root` are not written."""
     outcome = NoqaOutcome()
     by_file: dict[str, dict[int, set]] = {}
     for f in findings:
@@ -48,8 +50,8 @@ def add_noqa(findings: list[Finding]) -> NoqaOutcome:
         if not added:
             continue
         try:
-            write_atomic(src.path, src.encode(text), src.raw)
-        except (ChangedOnDisk, OSError, SourceError) as exc:
+            write_atomic(src.path, src.encode(text), src.raw, root)
+        except (NotWritten, OSError, SourceError) as exc:
             outcome.errors.append(f"{path}: noqa not added: {exc}")
             continue
         outcome.added += added

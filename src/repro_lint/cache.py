@@ -1,34 +1,64 @@
 """On-disk cache in `.repro_lint_cache/` at the project root.
 
-Two layers, both keyed by the tool's code (version plus a digest of its source and rule
-catalogs, so an edited rule never reads results of the old one) and the configuration:
-- facts: the extracted `ModuleInfo` of every file, keyed by its content hash;
-- results: the findings of a whole run, keyed by the digest of every file's content hash.
-The cache is never trusted over the files: anything unreadable, corrupt or from another
-version is ignored and rebuilt, and writes are atomic (temporary file, then rename).
+Two layers, both keyed by the tool's code (version, Python version, and a digest of its
+source and rule catalogs, so an edited rule never reads results of the old one) and the
+configuration:
+- facts: the extracted `ModuleInfo` of every file, keyed by its content hash
+  (`load_facts` / `store_facts`, then `cached_facts` for one file);
+- results: the findings of a whole run, keyed by the digest of every file's content hash
+  (`load_results` / `store_results`).
+
+The folder lives in the checked project, so a repository can ship one (`git add -f`).
+Nothing read from it is trusted:
+- every file is authenticated before anything is decoded: it carries a keyed BLAKE2b
+  digest of its content under a secret that lives in the user's cache folder
+  (`$XDG_CACHE_HOME/repro-lint/key`, else `~/.cache/repro-lint/key`, mode 0600), never in
+  a project. A file that does not match is ignored and rebuilt;
+- the content is plain data (`marshal` of dicts, tuples, strings and numbers, never of
+  code objects), turned back into objects by the code here; `pickle` is never used;
+- the folder is used only when it is a real folder (a link, which could lead out of the
+  project, makes the run go without a cache), and files in it are opened without following
+  links and only when they are regular files.
+Anything unreadable, corrupt, unauthenticated or from another version is ignored and
+rebuilt, and writes are atomic (temporary file, then rename).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import hmac
+import marshal
 import os
-import pickle
+import stat
+import struct
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from repro_lint import __version__
+from repro_lint.bounded_read import read_regular
 
 CACHE_DIR = ".repro_lint_cache"
+GITIGNORE = "# created by repro-lint\n*\n"
+_MAGIC = b"repro-lint cache 2\n"
+_MAC_SIZE = 32
+_KEY_SIZE = 32
+# A cache file larger than this is not read (a 5,000-file project's facts take about 35 MB).
+_MAX_BYTES = 1024 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FRAME = struct.Struct("<I")
 
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """Digest of this package's Python files and the rule catalogs it reads."""
+    """Digest of this package's Python files and the rule catalogs it reads, and of the
+    Python version (its `ast` and `marshal` formats differ)."""
     from repro_lint import catalog
 
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    digest = hashlib.blake2b(f"{__version__}|{sys.implementation.cache_tag}".encode(), digest_size=16)
     package = Path(__file__).resolve().parent
     files = sorted(package.rglob("*.py")) + sorted(Path(catalog.rules_dir()).rglob("*.toml"))
     for path in files:
@@ -39,88 +69,338 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+# -- the user's secret ------------------------------------------------------------------
+def user_cache_dir() -> Optional[Path]:
+    """Where the user's own cache files live (outside every project)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "repro-lint"
+    local = os.environ.get("LOCALAPPDATA") if os.name == "nt" else None
+    if local:
+        return Path(local) / "repro-lint"
+    try:
+        return Path.home() / ".cache" / "repro-lint"
+    except RuntimeError:  # no home folder
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _secret() -> Optional[bytes]:
+    """The key cache files are authenticated with: created once per user, read back after.
+    None (no cache this run) when it cannot be created or is readable by others."""
+    folder = user_cache_dir()
+    if folder is None:
+        return None
+    path = folder / "key"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.path.lexists(path):
+            _create_secret(folder, path)
+        return _read_secret(path)
+    except OSError:
+        return None
+
+
+def _create_secret(folder: Path, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".key-")  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(_KEY_SIZE))
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)  # never replaces a key another run created meanwhile
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: a key that loses a race only costs a rebuild
+            os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _read_secret(path: Path) -> Optional[bytes]:
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if os.name != "nt":  # (on Windows the folder's access control list guards it)
+            if st.st_mode & 0o077 or st.st_uid != os.getuid():
+                return None  # others could read it, and then forge cache files
+        data = os.read(fd, _KEY_SIZE + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) == _KEY_SIZE else None
+
+
+def _mac(secret: bytes, kind: str) -> "hashlib._Hash":
+    return hashlib.blake2b(kind.encode(), key=secret, digest_size=_MAC_SIZE, person=b"repro-lint")
+
+
+# -- plain forms of findings ------------------------------------------------------------
+_DATACLASS = "\0dataclass"
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict[str, tuple[type, tuple[str, ...]]]:
+    """The classes a results file may hold, by name, with their fields: findings and the
+    edit operations of fixes."""
+    from repro_lint import findings
+    from repro_lint.fix import edits
+
+    out: dict[str, tuple[type, tuple[str, ...]]] = {}
+    for module in (findings, edits):
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.__name__:
+                out[f"{module.__name__}.{value.__qualname__}"] = (value, tuple(f.name for f in dataclasses.fields(value)))
+    return out
+
+
+def _rebuild(name: str, values: list) -> Any:
+    """An instance of the class `name` with these field values, made without running its
+    `__init__` (a frozen dataclass's sets each field through `object.__setattr__`, several
+    times slower): the values are what `_to_plain` read from an instance."""
+    cls, fields = _classes()[name]
+    obj = cls.__new__(cls)
+    if hasattr(obj, "__dict__"):
+        obj.__dict__.update(zip(fields, values))
+    else:
+        for field_name, value in zip(fields, values):
+            object.__setattr__(obj, field_name, value)
+    return obj
+
+
+_ATOMS = frozenset([str, int, float, bool, type(None)])
+
+
+def _to_plain(value: Any) -> Any:
+    """`value` as data `marshal` writes: a dataclass of `_classes()` becomes the tuple
+    (marker, class name, *its fields in order). Raises ValueError for anything else."""
+    t = type(value)
+    if t in _ATOMS:
+        return value
+    if t is tuple:
+        return tuple([_to_plain(v) for v in value])
+    if t is list:
+        return [_to_plain(v) for v in value]
+    if t is dict:
+        return {_to_plain(k): _to_plain(v) for k, v in value.items()}
+    if t is frozenset and all(type(v) is str for v in value):
+        return value
+    name = f"{t.__module__}.{t.__qualname__}"
+    known = _classes().get(name)
+    if known is not None and known[0] is t:
+        return (_DATACLASS, name, *[_to_plain(getattr(value, f)) for f in known[1]])
+    raise ValueError(f"cannot cache a {t.__name__}")
+
+
+def _from_plain(value: Any) -> Any:
+    """The inverse of `_to_plain` (KeyError for a class it does not know)."""
+    t = type(value)
+    if t is tuple:
+        if value and value[0] == _DATACLASS:
+            return _rebuild(value[1], [v if type(v) in _ATOMS else _from_plain(v) for v in value[2:]])
+        return tuple([v if type(v) in _ATOMS else _from_plain(v) for v in value])
+    if t is list:
+        return [v if type(v) in _ATOMS else _from_plain(v) for v in value]
+    if t is dict:
+        return {k: _from_plain(v) for k, v in value.items()}
+    return value
+
+
+# -- the cache folder -------------------------------------------------------------------
 class Cache:
     def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
-        self.enabled = enabled
         self.dir = root / CACHE_DIR
         self.key = hashlib.blake2b(f"{code_fingerprint()}|{key}".encode(), digest_size=8).hexdigest()
+        self.secret = _secret() if enabled else None
+        self.enabled = self.secret is not None
 
     def _path(self, kind: str) -> Path:
-        return self.dir / f"{kind}-{self.key}.pickle"
+        return self.dir / f"{kind}-{self.key}.bin"
 
-    def load(self, kind: str) -> Optional[Any]:
+    def _usable_dir(self, create: bool) -> bool:
+        """Whether the cache folder is a real folder (not a link), creating it if asked."""
+        try:
+            st = os.lstat(self.dir)
+        except FileNotFoundError:
+            if not create:
+                return False
+            try:
+                os.mkdir(self.dir)
+            except FileExistsError:
+                pass
+            st = os.lstat(self.dir)
+        return stat.S_ISDIR(st.st_mode)
+
+    # -- authenticated files ---------------------------------------------------------
+    # A file is the magic line, the keyed digest of everything after it, then frames: a
+    # 4-byte length and that many bytes (mostly `marshal` output).
+    def _read(self, kind: str) -> Optional[list[memoryview]]:
+        """The frames of the `kind` file, or None when it is missing, unreadable, not a
+        regular file, not authenticated by this user's key or cut short."""
         if not self.enabled:
             return None
         try:
-            with self._path(kind).open("rb") as fh:
-                payload = pickle.load(fh)
-        except Exception:  # a missing, corrupt or incompatible cache is simply rebuilt
+            if not self._usable_dir(create=False):
+                return None
+            data = read_regular(self._path(kind), _MAX_BYTES, follow_links=False)
+        except OSError:
             return None
-        if not isinstance(payload, dict) or payload.get("version") != code_fingerprint():
+        head = len(_MAGIC) + _MAC_SIZE
+        if len(data) < head or not data.startswith(_MAGIC):
             return None
-        return payload.get("data")
+        view = memoryview(data)
+        mac = _mac(self.secret, kind)  # type: ignore[arg-type]
+        mac.update(view[head:])
+        if not hmac.compare_digest(mac.digest(), data[len(_MAGIC):head]):
+            return None
+        frames = []
+        pos = head
+        while pos < len(data):
+            if pos + 4 > len(data):
+                return None
+            (size,) = _FRAME.unpack_from(data, pos)
+            pos += 4
+            if pos + size > len(data):
+                return None
+            frames.append(view[pos : pos + size])
+            pos += size
+        return frames
 
-    def store(self, kind: str, data: Any) -> None:
-        self._write(kind, lambda fh: pickle.dump({"version": code_fingerprint(), "data": data}, fh, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def _write(self, kind: str, write: Callable[[Any], None]) -> None:
-        """Atomically replace the `kind` file with what `write` writes to the open file."""
+    def _write(self, kind: str, frames: Iterable[bytes]) -> None:
+        """Atomically replace the `kind` file with `frames`, written one after the other
+        (a whole project's facts need not be held in one piece)."""
         if not self.enabled:
             return
         tmp = None
         try:
-            self.dir.mkdir(exist_ok=True)
-            gitignore = self.dir / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# created by repro-lint\n*\n")
+            if not self._usable_dir(create=True):
+                return
+            self._ensure_gitignore()
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{kind}-", suffix=".tmp")
+            mac = _mac(self.secret, kind)  # type: ignore[arg-type]
             with os.fdopen(fd, "wb") as fh:
-                write(fh)
-            os.replace(tmp, self._path(kind))
-        except OSError:
-            # a read-only tree still gets checked, just without a cache
+                fh.write(_MAGIC + bytes(_MAC_SIZE))
+                for frame in frames:
+                    size = _FRAME.pack(len(frame))
+                    mac.update(size)
+                    mac.update(frame)
+                    fh.write(size)
+                    fh.write(frame)
+                fh.seek(len(_MAGIC))
+                fh.write(mac.digest())
+            os.replace(tmp, self._path(kind))  # a link of that name is replaced, not followed
+            tmp = None
+        except (OSError, ValueError, struct.error):
+            pass  # a read-only tree, a full disk, or data marshal cannot write: no cache this time
+        finally:
             if tmp is not None:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
 
-    # -- facts, one entry per file ---------------------------------------------------
-    # Each file's facts are pickled on their own, and written one after the other: one
-    # pickle of a whole project's facts keeps a memo entry for every object in it, and
-    # all the files' pickles held at once took tens of MB more than the facts.
-    def load_facts(self) -> dict[str, tuple[str, str, bytes]]:
-        """Resolved path -> (content digest, module name, pickled facts)."""
-        if not self.enabled:
-            return {}
-        out: dict[str, tuple[str, str, bytes]] = {}
+    def _ensure_gitignore(self) -> None:
+        """The folder ignores itself in git; an emptied or replaced `.gitignore` is written again."""
+        path = self.dir / ".gitignore"
         try:
-            with self._path("facts").open("rb") as fh:
-                header = pickle.load(fh)
-                if not isinstance(header, dict) or header.get("version") != code_fingerprint():
-                    return {}
-                for _ in range(int(header.get("entries", 0))):
-                    key, digest, module, data = pickle.load(fh)
-                    out[key] = (digest, module, data)
-        except Exception:  # a missing, corrupt or incompatible cache is simply rebuilt
+            if read_regular(path, 4096, follow_links=False) == GITIGNORE.encode():
+                return
+        except OSError:
+            pass
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".gitignore-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(GITIGNORE)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    # -- facts, one entry per file -------------------------------------------------------
+    def load_facts(self) -> dict[str, tuple[str, str, memoryview]]:
+        """Resolved path -> (content digest, module name, marshalled facts); see `cached_facts`."""
+        frames = self._read("facts")
+        if not frames or len(frames) % 2 != 1:
+            return {}
+        out = {}
+        try:
+            if marshal.loads(frames[0]) != code_fingerprint():
+                return {}
+            for i in range(1, len(frames), 2):
+                key, digest, module = marshal.loads(frames[i])
+                out[key] = (digest, module, frames[i + 1])
+        except (ValueError, EOFError, TypeError):
             return {}
         return out
 
     def store_facts(self, infos: dict[str, Any]) -> None:
-        def write(fh: Any) -> None:
-            pickle.dump({"version": code_fingerprint(), "entries": len(infos)}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            for k, info in infos.items():
-                data = pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)
-                pickle.dump((k, info.digest, info.module, data), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        """Store the facts of every file by resolved path (facts that hold something other
+        than plain data are left out: that file is extracted again next time)."""
+        from repro_lint.model import to_plain
 
-        self._write("facts", write)
+        def frames() -> Iterator[bytes]:
+            yield marshal.dumps(code_fingerprint())
+            for k, info in infos.items():
+                try:
+                    data = marshal.dumps(to_plain(info))
+                except ValueError:
+                    continue
+                yield marshal.dumps((k, info.digest, info.module))
+                yield data
+
+        self._write("facts", frames())
+
+    # -- results of a whole run ------------------------------------------------------------
+    def load_results(self, run_key: str) -> Optional[tuple[list, list[str], dict[str, Any]]]:
+        """(findings, error lines, per-file suppression views by displayed path) of the run
+        with `run_key`, or None."""
+        frames = self._read("results")
+        if not frames or len(frames) != 1:
+            return None
+        try:
+            header, key, findings, errors, views = marshal.loads(frames[0])
+            if header != code_fingerprint() or key != run_key:
+                return None
+            return _from_plain(findings), list(errors), {path: _view(path, *state) for path, state in views.items()}
+        except (ValueError, EOFError, TypeError, KeyError, AttributeError):
+            return None
+
+    def store_results(self, run_key: str, findings: list, errors: list[str], views: dict[str, Any]) -> None:
+        """Store a run's findings, error lines and, per displayed path, what reporting needs
+        of the file again (a `ModuleInfo` of which the module name, digest and `noqa`
+        comments are kept)."""
+        if not self.enabled:
+            return
+        try:
+            plain_views = {p: (i.module, i.is_package, i.digest, i.noqa, i.file_noqa, i.file_noqa_set) for p, i in views.items()}
+            frame = marshal.dumps((code_fingerprint(), run_key, _to_plain(findings), list(errors), plain_views))
+        except ValueError:
+            return
+        self._write("results", [frame])
+
+
+def _view(path: str, module: str, is_package: bool, digest: str, noqa: dict, file_noqa: Any, file_noqa_set: bool) -> Any:
+    from repro_lint.model import ModuleInfo
+
+    view = ModuleInfo(path, module, is_package)
+    view.digest = digest
+    view.noqa = noqa
+    view.file_noqa = file_noqa
+    view.file_noqa_set = file_noqa_set
+    return view
 
 
 def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
     """The facts of a facts-cache entry when they are for this content and module name."""
-    if not isinstance(entry, tuple) or len(entry) != 3 or entry[0] != digest or entry[1] != module:
+    if type(entry) is not tuple or len(entry) != 3 or entry[0] != digest or entry[1] != module:
         return None
+    from repro_lint.model import from_plain
+
     try:
-        return pickle.loads(entry[2])
-    except Exception:  # a damaged entry is re-extracted
+        return from_plain(marshal.loads(entry[2]))
+    except (ValueError, EOFError, TypeError, KeyError, AttributeError):  # a damaged entry is re-extracted
         return None

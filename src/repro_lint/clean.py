@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+from repro_lint.bounded_read import read_regular
 from repro_lint.cache import CACHE_DIR
 
 _MARK = "# created by repro-lint"
@@ -34,8 +35,8 @@ def remove_caches(folders: list[Path]) -> tuple[list[str], list[str]]:
         if key in seen or path.is_symlink() or not path.is_dir():
             continue
         seen.add(key)
-        try:
-            ours = (path / ".gitignore").read_text(errors="replace").startswith(_MARK)
+        try:  # a small regular file, not a link (a FIFO or /dev/zero would hang or fill memory)
+            ours = read_regular(path / ".gitignore", 4096, follow_links=False).decode(errors="replace").startswith(_MARK)
         except OSError:
             ours = False
         if not ours:

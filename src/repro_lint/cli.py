@@ -57,7 +57,7 @@ def check_parser() -> argparse.ArgumentParser:
                    "and in the programs that reach them (a named configuration file: the whole project)")
     p.add_argument("--stdin-filename", type=Path, help="the path of the source read from stdin (with `-`)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write .repro_lint_cache/")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: number of cores)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default and maximum: number of cores)")
     p.add_argument("--config", action="append", default=[], metavar="PATH | KEY=VALUE",
                    help="configuration file (default: pyproject.toml at the project root), or a setting in TOML that "
                    "overrides the file's (`--config \"seed = 1\"`); may be repeated")
@@ -70,21 +70,38 @@ def check_parser() -> argparse.ArgumentParser:
     return p
 
 
+def usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class OutputError(Exception):
+    """The report cannot be written: one line, exit 2."""
+
+
 def _write_output(text: str, path: Optional[Path]) -> None:
     if path is None:
         sys.stdout.write(text)
         return
+    shown = path
     path = path.resolve()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"repro-lint: error: cannot write {shown}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise OutputError(f"repro-lint: error: cannot write {shown}: {exc.strerror or exc}") from exc
         raise
 
 
@@ -147,13 +164,16 @@ def run_check_command(argv: list[str]) -> int:
     for p in paths:
         if not p.exists():
             raise UsageError(f"repro-lint: {p}: no such file or directory")
+    if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
+        raise UsageError(f"repro-lint: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     root = find_root(paths or list(overrides))
     try:
         cfg = _load_config(args, root, known)
     except ConfigError as exc:
         print(f"repro-lint: error: {exc}", file=sys.stderr)
         return 2
-    jobs = args.jobs or os.cpu_count() or 1
+    # more processes than cores only add memory: --jobs is capped at the cores this process may use
+    jobs = min(args.jobs or usable_cores(), usable_cores())
 
     def check(overrides=overrides):
         return run_check(
@@ -177,7 +197,7 @@ def run_check_command(argv: list[str]) -> int:
     if args.add_noqa:
         from repro_lint.add_noqa import add_noqa
 
-        noqa = add_noqa(findings)
+        noqa = add_noqa(findings, report.root)
         for line in noqa.warnings:
             print(f"repro-lint: warning: {line}", file=sys.stderr)
         for line in [*report.errors, *noqa.errors]:
@@ -415,7 +435,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             from repro_lint.server import main as server_main
 
             return server_main(rest)
-    except UsageError as exc:
+    except (UsageError, OutputError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from repro_lint.bounded_read import TEXT_MAX_BYTES, read_regular
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -107,13 +109,12 @@ def load_config(path: Optional[Path], known_codes: list[str], sources: tuple[str
     if path is None:
         return cfg
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        data = _read_toml(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}")
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}")
     if path.name == "pyproject.toml":
         section = data.get("tool", {}).get("repro-lint")
@@ -155,6 +156,14 @@ def apply_settings(cfg: Config, section: dict, origin: str, prefix: str, known_c
                 bad = [s for s in srcs if s not in sources]
                 if bad:
                     raise ConfigError(f"{path}: `{name}.\"{qual}\"`: unknown source `{bad[0]}` (known: {', '.join(sources)})")
+        if key == "seed" and not 0 <= value < 2**32:
+            raise ConfigError(f"{path}: `{name}` must be between 0 and {2**32 - 1} (what numpy's seeding accepts), got {value}")
+        if key == "target-torch-version":
+            from repro_lint.rules.torch_target import setting_error
+
+            problem = setting_error(value)
+            if problem:
+                raise ConfigError(f"{path}: `{name}`: {problem}")
         if key == "numpy-fix" and value not in NUMPY_FIXES:
             raise ConfigError(f"{path}: `{name}` must be one of {', '.join(repr(v) for v in NUMPY_FIXES)}, got {value!r}")
         if key == "rng-consumers":
@@ -192,6 +201,11 @@ def _check_codes(path: Path, name: str, codes: list, known: list[str]) -> None:
             raise ConfigError(f"{path}: `{name}`: unknown rule code `{code}`")
 
 
+def _read_toml(path: Path) -> dict:
+    """A TOML file a repository ships: a regular file of bounded size (`bounded_read`)."""
+    return tomllib.loads(read_regular(path, TEXT_MAX_BYTES).decode("utf-8"))
+
+
 def find_config(root: Path) -> Optional[Path]:
     for name in ("pyproject.toml", "repro-lint.toml", ".repro-lint.toml"):
         p = root / name
@@ -199,9 +213,8 @@ def find_config(root: Path) -> Optional[Path]:
             if name != "pyproject.toml":
                 return p
             try:
-                with p.open("rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError):
+                data = _read_toml(p)
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
                 return p  # reported as an error when loaded
             if "repro-lint" in data.get("tool", {}):
                 return p

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gc
 import hashlib
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from repro_lint import catalog, notebook
+from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
 from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
@@ -97,7 +99,7 @@ def _extract_job(job: tuple) -> ModuleInfo:
     if data is None:
         digest = None  # read again here: its digest is worked out again too
         try:
-            data = Path(path).read_bytes()
+            data = read_regular(path)
         except OSError as exc:
             info = ModuleInfo(display, module, is_package)
             info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
@@ -210,6 +212,15 @@ def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[lis
     return project, targets
 
 
+def read_source(path: Path, resolved: str, root: Path) -> bytes:
+    """The bytes of a project's Python file (`resolved`: its resolved path). A link to a
+    file outside the project is not read: a cloned repository could point one at any file
+    its user can read, and a report shows the source lines of its findings."""
+    if not is_inside(resolved, str(root)) and os.path.islink(path):
+        raise OSError(errno.EACCES, "it is a link to a file outside the project", str(path))
+    return read_regular(path)
+
+
 def display_rel(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root).as_posix()
@@ -300,10 +311,11 @@ def _run_check(
     digests: dict[str, str] = {}
     for k, f in all_files.items():
         try:
-            data = overrides[given[k]] if k in given else f.read_bytes()
+            data = overrides[given[k]] if k in given else read_source(f, k, root)
         except OSError as exc:
-            if k in target_keys:
-                report.errors.append(f"{display_path(f)}: cannot read file: {exc.strerror or exc}")
+            if k in target_keys:  # named as the project names it (a link, not what it leads to)
+                shown = display_path(f, os.path.join(resolve.folder(os.path.dirname(str(f))), f.name))
+                report.errors.append(f"{shown}: cannot read file: {exc.strerror or exc}")
             continue
         datas[k] = data
         digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -313,11 +325,10 @@ def _run_check(
         repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root, side_files), dependents)).encode(),
         digest_size=16,
     ).hexdigest()
-    cached_results = cache.load("results") if not given else None  # a buffer's results are not kept
-    facts_cache: dict = {}
+    cached_results = cache.load_results(run_key) if not given else None  # a buffer's results are not kept
     infos: dict[str, ModuleInfo] = {}
-    if isinstance(cached_results, dict) and cached_results.get("key") == run_key:
-        findings, errors, target_infos = cached_results["findings"], cached_results["errors"], cached_results["infos"]
+    if cached_results is not None:
+        findings, errors, target_infos = cached_results
         report.findings = findings
         report.errors.extend(errors)
         report.infos = target_infos
@@ -359,7 +370,7 @@ def _run_check(
     cache.store_facts(infos)
     # what reporting needs of each file again: its path and its noqa comments
     slim = {path: _noqa_view(info) for path, info in report.infos.items()}
-    cache.store("results", {"key": run_key, "findings": unique, "errors": errors, "infos": slim})
+    cache.store_results(run_key, unique, errors, slim)
     return report
 
 
@@ -392,7 +403,7 @@ def _side_inputs(root: Path, side_files: list[str]) -> list:
     out = []
     for path in sorted({str(root / "pyproject.toml"), *side_files}):
         try:
-            out.append((path, hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()))
+            out.append((path, hashlib.blake2b(read_regular(path, TEXT_MAX_BYTES), digest_size=16).hexdigest()))
         except OSError:
             continue
     return out
@@ -603,7 +614,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     datas: dict[str, bytes] = {}
     for k, f in files.items():
         try:
-            data = f.read_bytes()
+            data = read_source(f, k, root)
         except OSError:
             continue
         module, is_package = module_name(k, root, resolved=True)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import warnings
 from sys import intern
 from typing import Any, Callable, Optional
 
+from repro_lint.deep_stack import run_deep
 from repro_lint.matchers import Matchers
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_CALL, SELF_CALL, SELF_REF, SUPER_CALL, ClassInfo, Event, FunctionInfo, ModuleInfo
 from repro_lint.semantic import UNKNOWN, Resolver
@@ -904,31 +906,61 @@ def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
 
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:
     """Parse `data` once and return the facts of the file. Never raises for bad input.
-    `digest` is the content digest when the caller has worked it out already."""
+    `digest` is the content digest when the caller has worked it out already.
+
+    A file nested deeper than the recursion limit lets `ast` or the walk follow is done
+    again with a raised limit (`deep_stack`); only when that fails too is it RPL001."""
+    digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
+    try:
+        return _extract(path, module, is_package, data, matchers, digest)
+    except RecursionError:
+        pass
+    try:
+        return run_deep(lambda: _extract(path, module, is_package, data, matchers, digest))
+    except RecursionError:
+        info = ModuleInfo(path, module, is_package)
+        info.digest = digest
+        info.error = ("syntax-error", "file is nested too deeply for Python's `ast` module to analyse", 1, 0)
+        return info
+
+
+def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: str) -> ModuleInfo:
     info = ModuleInfo(path, module, is_package)
-    info.digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
-    if b"\0" in data:
-        info.error = ("read-error", "file contains a NUL byte; not Python source", 0, 0)
+    info.digest = digest
+    # what the interpreter rejects before parsing is a syntax error too (RPL001), where it is
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line, col = _position(data, nul)
+        info.error = ("syntax-error", "SyntaxError: source code cannot contain null bytes", line, col)
         return info
     try:
         text = data.decode("utf-8") if data.isascii() else decode_source(data)
-    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-        info.error = ("read-error", f"cannot decode file: {exc}", 0, 0)
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        info.error = ("syntax-error", f"SyntaxError: (unicode error) {exc}", line, col)
+        return info
+    except (SyntaxError, LookupError) as exc:  # a coding cookie naming no codec, or contradicting a BOM
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        info.error = ("syntax-error", f"SyntaxError: {message}", 1, 0)
         return info
     try:
-        tree = ast.parse(data, filename=path)
+        with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = (exc.offset or 1) - 1
         info.error = ("syntax-error", f"SyntaxError: {exc.msg}", line, max(col, 0))
         return info
-    except (ValueError, MemoryError, RecursionError) as exc:
+    except (ValueError, MemoryError) as exc:
         info.error = ("syntax-error", f"cannot parse file: {exc}", 1, 0)
         return info
     parse_noqa(info, text)
-    ex = Extractor(info, text, matchers)
-    try:
-        ex.run(tree)
-    except RecursionError:
-        info.error = ("syntax-error", "file is nested too deeply to analyse", 1, 0)
+    Extractor(info, text, matchers).run(tree)
     return info
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """(1-based line, 0-based character column) of byte `offset`."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", errors="replace"))

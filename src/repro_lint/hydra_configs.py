@@ -6,9 +6,12 @@ is needed. The config keys come from `rules/catalog/frameworks.toml`.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Optional
+
+from repro_lint.bounded_read import is_inside, read_text
 
 # Folders of config files read at most this deep and this many files per folder: the
 # configuration of one app, not a data set that happens to be YAML.
@@ -40,16 +43,21 @@ def config_folder(module_path: str, config_path: str, root: Path) -> Optional[Pa
     return folder
 
 
-def config_targets(folder: Path, pattern: re.Pattern) -> tuple[str, ...]:
-    """The dotted names the config files under `folder` name, in file and line order."""
+def config_targets(folder: Path, pattern: re.Pattern, root: Optional[Path] = None) -> tuple[str, ...]:
+    """The dotted names the config files under `folder` name, in file and line order. Only
+    regular files of bounded size are read (a `.yaml` linked to /dev/zero or a FIFO is
+    skipped), and none whose real location is outside the project `root`."""
     try:
         files = sorted([*folder.rglob("*.yaml"), *folder.rglob("*.yml")])[:_MAX_FILES]
     except OSError:
         return ()
+    inside = str(root.resolve()) if root is not None else None
     found: dict[str, None] = {}
     for yml in files:
+        if inside is not None and not is_inside(os.path.realpath(yml), inside):
+            continue
         try:
-            text = yml.read_text(errors="replace")
+            text = read_text(yml)
         except OSError:
             continue
         for line in text.splitlines():

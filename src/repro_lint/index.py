@@ -126,17 +126,30 @@ class ProjectIndex:
         self._module_of[key] = found
         return found
 
-    def resolve(self, qual: str, ctx: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
+    def resolve(self, qual: str, ctx: ModuleInfo) -> tuple[str, ...]:
         """Function keys a qualified callee name refers to (a class gives its protocol methods)."""
+        hit = self._resolve_cache.get((qual, ctx.module))
+        if hit is None:
+            hit = self._resolve(qual, ctx, 0)[0]
+        return hit
+
+    # Re-exports followed in a row (`from .a import f` in a package whose `a` re-exports it ...)
+    _REEXPORT_DEPTH = 5
+
+    def _resolve(self, qual: str, ctx: ModuleInfo, depth: int) -> tuple[tuple[str, ...], bool]:
+        """(the keys, whether the answer is complete). An answer cut short by the re-export
+        depth is not memoised: asked first from another depth it would be longer, and a memo
+        must not make answers depend on which question came first."""
         key = (qual, ctx.module)
         hit = self._resolve_cache.get(key)
         if hit is not None:
-            return hit
+            return hit, True
         out: tuple[str, ...] = ()
+        complete = True
         if qual in self.m.factories:
             # `hydra.utils.instantiate(cfg.x)` builds what a config names: any of them
             out = self._resolve_cache[key] = self._configured()
-            return out
+            return out, True
         for cand in self._candidates(qual, ctx):
             if cand in self.functions:
                 out = (cand,)
@@ -147,14 +160,19 @@ class ProjectIndex:
             # a name re-exported by a package or module (`from .utils import set_seed`)
             mod, _, name = cand.rpartition(".")
             info = self.modules.get(mod)
-            if info is not None and depth < 5:
+            if info is not None:
                 target = info.exports.get(name)
                 if target and target != cand:
-                    out = self.resolve(target, info, depth + 1)
+                    if depth >= self._REEXPORT_DEPTH:
+                        complete = False
+                        continue
+                    out, whole = self._resolve(target, info, depth + 1)
+                    complete = complete and whole
                     if out:
                         break
-        self._resolve_cache[key] = out
-        return out
+        if complete:
+            self._resolve_cache[key] = out
+        return out, complete
 
     def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
         """The project class a qualified name refers to (through re-exports too), if any."""
@@ -378,46 +396,81 @@ class ProjectIndex:
         return ()
 
     def effects(self, key: str) -> Effects:
-        """Transitive draws/seeds of a project function (cycles are cut, not looped)."""
-        done = self._effects.get(key)
-        if done is not None:
-            return done
-        eff = Effects()
-        self._effects[key] = eff  # placeholder cuts recursion
-        info, fn = self.functions[key]
-        self._scope_effects(info, fn.qual, eff)
-        return eff
+        """Transitive draws/seeds of a project function.
 
-    def _scope_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
-        # Depth first with an explicit stack, in the order a recursive walk takes: call
-        # chains in a large project are deeper than Python's recursion limit.
-        self._own_effects(info, scope, eff)
-        stack = [(eff, self._callee_keys(info, scope))]
-        while stack:
-            top, pending = stack[-1]
+        Functions that call each other in a cycle reach the same functions, so they get
+        one shared answer, worked out per strongly connected component of the call graph
+        once every component they call is done (Tarjan's algorithm, with explicit stacks:
+        call chains in a large project are deeper than Python's recursion limit). An
+        answer never depends on which function was asked about first, which a memo that
+        cuts cycles with a placeholder gets wrong (and results then differed with the
+        order rules ran in)."""
+        done = self._effects.get(key)
+        if done is None:
+            self._component_effects(key)
+            done = self._effects[key]
+        return done
+
+    def _component_effects(self, start: str) -> None:
+        """Fill `_effects` for `start` and every function it reaches that has none yet."""
+        effects = self._effects
+        functions = self.functions
+        number: dict[str, int] = {start: 0}
+        low: dict[str, int] = {start: 0}
+        stack = [start]
+        on_stack = {start}
+        info, fn = functions[start]
+        work = [(start, self._callee_keys(info, fn.qual))]
+        while work:
+            node, pending = work[-1]
             for k in pending:
-                sub = self._effects.get(k)
-                if sub is None:
-                    sub = Effects()
-                    self._effects[k] = sub  # placeholder cuts recursion
-                    sub_info, fn = self.functions[k]
-                    self._own_effects(sub_info, fn.qual, sub)
-                    stack.append((sub, self._callee_keys(sub_info, fn.qual)))
+                if k in effects:
+                    continue  # a finished component
+                if k not in number:
+                    number[k] = low[k] = len(number)
+                    stack.append(k)
+                    on_stack.add(k)
+                    sub_info, sub_fn = functions[k]
+                    work.append((k, self._callee_keys(sub_info, sub_fn.qual)))
                     break
-                if sub.draws:
-                    top.draws |= sub.draws
-                if sub.seeds:
-                    top.seeds |= sub.seeds
-                top.intent = top.intent or sub.intent
+                if k in on_stack and number[k] < low[node]:
+                    low[node] = number[k]
             else:
-                stack.pop()
-                if stack:
-                    parent = stack[-1][0]
-                    if top.draws:
-                        parent.draws |= top.draws
-                    if top.seeds:
-                        parent.seeds |= top.seeds
-                    parent.intent = parent.intent or top.intent
+                work.pop()
+                if work and low[node] < low[work[-1][0]]:
+                    low[work[-1][0]] = low[node]
+                if low[node] == number[node]:
+                    members = []
+                    while True:
+                        m = stack.pop()
+                        on_stack.discard(m)
+                        members.append(m)
+                        if m == node:
+                            break
+                    self._finish_component(members)
+
+    def _finish_component(self, members: list[str]) -> None:
+        """One Effects for a component: its members' own events and what they call outside it
+        (every such callee's component is finished before this one)."""
+        eff = Effects()
+        inside = set(members)
+        for m in members:
+            info, fn = self.functions[m]
+            self._own_effects(info, fn.qual, eff)
+        for m in members:
+            info, fn = self.functions[m]
+            for k in self._callee_keys(info, fn.qual):
+                if k in inside:
+                    continue
+                sub = self._effects[k]
+                if sub.draws:
+                    eff.draws |= sub.draws
+                if sub.seeds:
+                    eff.seeds |= sub.seeds
+                if sub.intent:
+                    eff.intent = True
+        for m in members:
+            self._effects[m] = eff
 
     def seeding_names(self) -> frozenset[str]:
         """Names of the project functions that seed something when called (worked out once:
@@ -563,7 +616,7 @@ class ProjectIndex:
             return ()
         hit = self._config_names.get(str(folder))
         if hit is None:
-            hit = self._config_names[str(folder)] = hydra_configs.config_targets(folder, self._config_pattern)
+            hit = self._config_names[str(folder)] = hydra_configs.config_targets(folder, self._config_pattern, self.root)
         return hit
 
     def _configured(self) -> tuple[str, ...]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass
 
 from repro_lint import catalog
+from repro_lint.stdlib import stdlib_module_names
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Matchers:
         self.cublas = flags["cublas"]
         self.hashseed_var = flags["hashseed"]["variable"]
         # Top-level names that are never project modules: calls into them are not call-graph edges.
-        self.external_roots = frozenset(sys.stdlib_module_names) | self.known_packages | {"builtins"}
+        self.external_roots = stdlib_module_names() | self.known_packages | {"builtins"}
         # Every exact name above, and the top-level packages of every prefix: a resolved call
         # outside both cannot match any table (most calls; the extractor skips them quickly).
         self.catalog_names = frozenset(

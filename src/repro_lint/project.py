@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 import pathspec
 
 from repro_lint import catalog
+from repro_lint.bounded_read import read_text
 from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 # the files checked: Python sources, stubs and Jupyter notebooks
@@ -130,7 +131,7 @@ class Discovery:
         gi = self.root / rel_folder / ".gitignore"
         if gi.is_file():
             try:
-                spec = pathspec.PathSpec.from_lines("gitwildmatch", gi.read_text(errors="replace").splitlines())
+                spec = pathspec.PathSpec.from_lines("gitwildmatch", read_text(gi).splitlines())
             except (OSError, ValueError):
                 spec = None
         self._gitignores[rel_folder] = spec
@@ -216,6 +217,8 @@ class Discovery:
                     continue
                 if is_dir:
                     sub = os.path.join(folder, name)
+                    if entry.is_symlink() and not (self.resolve.folder(sub) + os.sep).startswith(root_prefix):
+                        continue  # a link out of the project (`data -> /`) is not walked
                     if name in self.skip_dirs or name.endswith(".egg-info") or self._is_venv(sub) or self._ignored(Path(sub), True):
                         continue
                     subfolders.append(sub)

@@ -40,3 +40,14 @@ def run_probe(*args, cwd=SCRIPTS, env=None, output: Path | None = None, timeout=
     )
     report = json.loads(output.read_text()) if output and output.exists() and output.stat().st_size else None
     return ProbeResult(proc, report)
+
+
+def validate_report(report: dict) -> None:
+    """Against the JSON Schema the package ships for the report."""
+    import jsonschema
+
+    from repro_lint.probe import REPORT_SCHEMA
+
+    schema = json.loads(REPORT_SCHEMA.read_text())
+    jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
+

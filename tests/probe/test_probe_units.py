@@ -11,7 +11,7 @@ from repro_lint.probe import compare  # noqa: E402
 from repro_lint.probe.fingerprint import fingerprint_tensors  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
 from repro_lint.probe.recorder import Recorder  # noqa: E402
-from repro_lint.probe.report import prediction_table  # noqa: E402
+from repro_lint.probe.predict import prediction_table  # noqa: E402
 from repro_lint.probe.rng_audit import RngAudit  # noqa: E402
 from repro_lint.probe.trace_format import GLOBAL_DRAW  # noqa: E402
 
@@ -139,3 +139,163 @@ def test_recorder_sees_global_draws_and_seeds():
     seeds = [(s.source, s.function, s.seeded) for s in audit.seeds.values()]
     assert seeds == [("torch", "torch.manual_seed", True), ("python", "random.seed", False)]
     assert not hasattr(random.random, "__repro_lint_wrapped__")  # uninstalled again
+
+
+def test_predictions_apply_the_catalog_conditions():
+    """RPP104 with the shipped catalog: the argument values, layouts, plain vs transposed
+    convolution and forward vs backward operators decide, as they do for RPL405."""
+    import inspect
+
+    nn = torch.nn
+
+    def train():
+        conv = nn.Conv2d(1, 2, 3)
+        y = conv(torch.randn(1, 1, 5, 5)).sum()  # CONV
+        up = nn.ConvTranspose2d(1, 1, 2)
+        y = y + up(torch.randn(1, 1, 3, 3)).sum()  # TRANSPOSE
+        q = torch.randn(3, 2, 8)
+        y = y + nn.MultiheadAttention(8, 2)(q, q, q)[0].sum()  # MHA
+        y = y + nn.EmbeddingBag(10, 4, mode="mean")(torch.tensor([[1, 2], [3, 4]])).sum()  # MEAN
+        y = y + nn.EmbeddingBag(10, 4, mode="max")(torch.tensor([[1, 2], [3, 4]])).sum()  # MAX
+        src = torch.randn(5, requires_grad=True)
+        y = y + torch.zeros(3).scatter_add(0, torch.tensor([0, 1, 1, 2, 2]), src).sum()  # SCATTER
+        y = y + torch.randn(4, 3, requires_grad=True).gather(0, torch.tensor([[0, 1, 2], [0, 0, 0]])).sum()  # GATHER
+        sparse = torch.eye(3).to_sparse().unsqueeze(0)
+        y = y + torch.bmm(sparse, torch.randn(1, 3, 2)).sum()  # SPARSE
+        y.backward()
+
+    recorder, _, user = record(train, repro_lint.catalog.load("nondeterministic_ops"))
+    lines, start = inspect.getsourcelines(train)
+    line = {text.rsplit("# ", 1)[1].strip(): start + i for i, text in enumerate(lines) if "  # " in text}
+    by_line: dict[int, dict[str, int]] = {}
+    for (entry, _op, loc, _device, _backward), count in recorder.predicted.items():
+        counts = by_line.setdefault(user.locations[loc][1], {})
+        counts[entry] = counts.get(entry, 0) + count
+    assert by_line[line["CONV"]] == {"convolution": 2}  # forward and backward, once each
+    assert by_line[line["TRANSPOSE"]] == {"conv_transpose": 2}
+    assert line["MHA"] not in by_line  # dense bmm inside attention is not bmm_sparse
+    assert line["MEAN"] not in by_line
+    assert by_line[line["MAX"]] == {"embedding_bag_max_backward": 1}
+    assert by_line[line["SCATTER"]] == {"scatter_add": 1}  # not gather_backward: that is gather's
+    assert by_line[line["GATHER"]] == {"gather_backward": 1}
+    assert by_line[line["SPARSE"]].get("bmm_sparse") == 1
+
+
+# -- processes and verdicts (no torch needed, but kept with the other units) ---------------
+from repro_lint.probe.trace_format import SINK  # noqa: E402
+from repro_lint.probe.units import build_units, name_processes  # noqa: E402
+
+
+def _process(key, parent, role, index, ordinal, segment=None):
+    return {"key": key, "pid": 1, "root": "main", "parent": parent, "ordinal": ordinal, "parent_segment": segment,
+            "role": role, "index": index}
+
+
+def test_processes_are_named_by_their_place_in_the_run():
+    roots = {"main": {"process": {"key": "m", "root": "main", "role": "root"}, "ops": []}}
+    children = [
+        {"process": _process("w0", "m", "worker", 0, 1)},
+        {"process": _process("w1", "m", "worker", 1, 2)},
+        {"process": _process("w0b", "m", "worker", 0, 3)},  # the next epoch's worker 0
+        {"process": _process("j", "m", "worker", 0, 4, segment="job 2")},
+        {"process": _process("g", "w1", "subprocess", 1, 1)},
+    ]
+    names = name_processes(roots, children)
+    assert names == {
+        "m": "main", "w0": "main/worker 0", "w1": "main/worker 1", "w0b": "main/worker 0 #2",
+        "j": "main/job 2/worker 0", "g": "main/worker 1/subprocess 1",
+    }
+
+
+def _unit_trace(ops, **extra):
+    trace = {"process": {"key": "m", "root": "main"}, "names": ["aten::rand", "aten::add", "aten::item"],
+             "ops": [list(op) for op in ops], "segments": [], "state": [], "final": [], "sinks": [], "locations": []}
+    trace.update(extra)
+    return build_units({"main": trace}, [])["main"]
+
+
+def _judged(a, b, uneven=False):
+    return compare.compare_units(1, a, 2, b, uneven)
+
+
+def test_a_difference_that_reaches_nothing_is_benign():
+    # op 0 fills scratch memory differently; op 1 reads it and computes the same result
+    a = _unit_trace([(0, 0, 1, 10, 0), (1, 0, 5, 20, 0), (2, 0, 6, 30, SINK)])
+    b = _unit_trace([(0, 0, 1, 11, 0), (1, 0, 7, 20, 0), (2, 0, 6, 30, SINK)])
+    d = _judged(a, b)
+    assert (d.kind, d.op_index, d.reaches) == (compare.NONDETERMINISTIC_OP, 0, False)
+
+
+def test_a_difference_reaching_python_state_or_the_end_fails():
+    base = [(0, 0, 1, 10, 0), (1, 0, 5, 20, 0), (2, 0, 6, 30, SINK)]
+    changed = [(0, 0, 1, 11, 0), (1, 0, 7, 21, 0), (2, 0, 8, 31, SINK)]
+    d = _judged(_unit_trace(base), _unit_trace(changed))
+    assert d.reaches and "hands different values to Python" in d.reason
+    same_ops = [(0, 0, 1, 11, 0), (1, 0, 7, 20, 0), (2, 0, 6, 30, SINK)]
+    for field, what in (("state", "parameter or buffer"), ("final", "alive at the end")):
+        a = _unit_trace(base, **{field: [["0:0", 1]]})
+        b = _unit_trace(same_ops, **{field: [["0:0", 2]]})
+        d = _judged(a, b)
+        assert d.reaches and what in d.reason, field
+    a = _unit_trace(base, sinks=[["numpy", 0, 1, 1]])
+    b = _unit_trace(same_ops, sinks=[["numpy", 0, 2, 1]])
+    assert "numpy" in _judged(a, b).reason
+    # runs stopped at different points: what a difference reaches cannot be followed
+    assert _judged(_unit_trace(base), _unit_trace(same_ops), uneven=True).reaches
+
+
+def _rendered(report):
+    import io
+
+    from repro_lint.probe.console import make_console
+    from repro_lint.probe.render import render_text
+
+    out = io.StringIO()
+    render_text(report, make_console(out))
+    return out.getvalue()
+
+
+def test_text_header_counts_ops_of_each_run_when_they_differ():
+    report = {
+        "target": {"kind": "script", "path": "train.py", "args": []}, "settings": {"device": "cpu"}, "device": "cpu",
+        "status": "diverged", "runs": [
+            {"role": "compared", "ops": 120, "processes": 3, "stop_reason": None},
+            {"role": "compared", "ops": 118, "processes": 3, "stop_reason": None},
+        ],
+        "divergence": None, "findings": [], "rng": {"draws": []}, "processes": [],
+        "deterministic_audit": {"status": "skipped", "alerts": []}, "cuda_nondeterministic_ops": [],
+    }
+    assert "120 / 118 ops recorded in 3 processes" in _rendered(report)
+    report.update(status="inconclusive", inconclusive_reasons=["run 1: process 7 imported torch but ended without leaving its trace"])
+    text = _rendered(report)
+    assert "Inconclusive" in text and "process 7 imported torch" in text and "identical" not in text
+
+
+def test_a_process_missing_where_one_left_no_trace_is_inconclusive_not_a_divergence():
+    from repro_lint.probe.launch import RunOutcome, RunPlan
+    from repro_lint.probe.report import build_report
+
+    def trace(key, role, ops, children=None):
+        return {
+            "process": {"key": key, "pid": 1, "root": "main", "parent": "m" if role != "root" else None,
+                        "ordinal": 1, "role": role, "index": 0},
+            "names": ["aten::rand"], "ops": [list(op) for op in ops], "locations": [], "draws": [], "seeds": [],
+            "predicted": [], "segments": [], "spawned": [], "problems": [], "compile_calls": [], "alerts": [],
+            "state": [], "final": [], "sinks": [], "stop_reason": None, "seconds": 1.0, "recorded": True,
+            "children": {"unfinished": children or []},
+        }
+
+    ops = [(0, -1, 1, 2, 0)]
+    run1 = RunOutcome(RunPlan(1), {"main": trace("m", "root", ops)}, [trace("w", "worker", ops)])
+    lost = [{"key": "x", "pid": 99, "alive": False, "torch": True}]
+    run2 = RunOutcome(RunPlan(2), {"main": trace("m", "root", ops, lost)}, [])
+    settings = {"device": "cpu", "runs": 2, "max_ops": 10, "timeout": None}
+    report = build_report(target={"kind": "script", "path": "t.py", "args": []}, settings=settings,
+                          outcomes=[run1, run2], audit=None, audit_failure=None, catalog_ops={})
+    assert report["status"] == "inconclusive" and report["exit_code"] == 2
+    rows = {r["name"]: r for r in report["processes"]}
+    assert rows["main/worker 0"]["status"] == "not recorded"
+    assert any("process 99 imported torch" in r for r in report["inconclusive_reasons"])
+    from .helpers import validate_report
+
+    validate_report(report)

@@ -46,3 +46,11 @@ def test_without_torch_prints_how_to_install(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     assert cli.main([str(script)]) == 2
     assert capsys.readouterr().err.strip() == cli.INSTALL_HINT
+
+
+def test_started_by_torchrun_points_to_nproc_per_node(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text("pass\n")
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "none")
+    assert cli.main(["x.py"]) == 2
+    assert "--nproc-per-node" in capsys.readouterr().err

@@ -31,7 +31,7 @@ from repro_lint.findings import Finding
 from repro_lint.fix.apply import FixError, Planner
 from repro_lint.fix.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
-from repro_lint.fix.writer import ChangedOnDisk, write_atomic
+from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.model import ModuleInfo
 
 Selector = Callable[[Report], list]
@@ -341,8 +341,8 @@ def apply_fixes(
             continue
         if write and f.key not in overrides:
             try:
-                write_atomic(f.src.path, f.src.encode(f.text), f.src.raw)
-            except (ChangedOnDisk, OSError, SourceError) as exc:
+                write_atomic(f.src.path, f.src.encode(f.text), f.src.raw, report.root)
+            except (NotWritten, OSError, SourceError) as exc:
                 outcome.errors.append(f"{f.display}: fix not written: {exc}")
                 continue
         outcome.fixed += f.fixed

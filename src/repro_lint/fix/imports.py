@@ -9,13 +9,13 @@ that section is sorted, with the conventional alias (`np`) when that name is fre
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
+from repro_lint.stdlib import stdlib_module_names
 
 FUTURE, STDLIB, THIRD_PARTY, PROJECT, OTHER = range(5)
 
@@ -176,7 +176,7 @@ class Imports:
             return PROJECT
         if root == "__future__":
             return FUTURE
-        if root in sys.stdlib_module_names:
+        if root in stdlib_module_names():
             return STDLIB
         if root in self.project_roots:
             return PROJECT

@@ -13,6 +13,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from repro_lint.bounded_read import read_regular
+
 BOM = codecs.BOM_UTF8
 
 
@@ -30,7 +32,7 @@ class SourceFile:
 
     @classmethod
     def read(cls, path: Path) -> "SourceFile":
-        return cls.from_bytes(path, path.read_bytes())
+        return cls.from_bytes(path, read_regular(path))
 
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes) -> "SourceFile":

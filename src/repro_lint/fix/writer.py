@@ -17,11 +17,18 @@ import stat
 import tempfile
 import threading
 from pathlib import Path
+from typing import Optional
+
+from repro_lint.bounded_read import is_inside, read_regular
 
 TEMP_SUFFIX = ".repro-lint.tmp"
 
 
-class ChangedOnDisk(Exception):
+class NotWritten(Exception):
+    """The fix is not written; the message says why."""
+
+
+class ChangedOnDisk(NotWritten):
     """The file changed between reading it and writing the fix."""
 
 
@@ -51,16 +58,24 @@ def _sigterm_raises():
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def write_atomic(path: Path, data: bytes, expected: bytes) -> None:
-    """Replace `path` with `data`, unless its content is no longer `expected`."""
-    target = Path(os.path.realpath(path))  # a symlinked source is fixed where it lives
+def write_atomic(path: Path, data: bytes, expected: bytes, root: Optional[Path] = None) -> None:
+    """Replace `path` with `data`, unless its content is no longer `expected`.
+
+    A symlinked source is fixed where it lives, but only inside the project `root`: a
+    cloned repository can hold links to any file its user can write. A read-only file is
+    not replaced (its mode says it is not to be edited), as other fixers do."""
+    target = Path(os.path.realpath(path))
+    if root is not None and not is_inside(str(target), os.path.realpath(root)):
+        raise NotWritten(f"it is a link to {target}, outside the project" if os.path.islink(path) else "it is outside the project")
     try:
-        current = target.read_bytes()
+        current = read_regular(target)
         mode = stat.S_IMODE(target.stat().st_mode)
     except OSError as exc:
         raise ChangedOnDisk(f"cannot read it again before writing: {exc.strerror or exc}") from exc
     if current != expected:
         raise ChangedOnDisk("it changed on disk while it was being fixed; not written")
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        raise NotWritten("the file is read-only")
     with _sigterm_raises():
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
         try:

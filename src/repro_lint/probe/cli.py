@@ -3,8 +3,9 @@
     repro-lint probe [options] SCRIPT [-- ARGS...]
     repro-lint probe [options] -m PACKAGE.MODULE[:FUNCTION] [-- ARGS...]
 
-Exit status: 0 runs identical, 1 runs diverge, 2 error (the program failed, bad usage,
-PyTorch missing). This module must not import torch: the runs do, in their own processes.
+Exit status: 0 runs identical (or differing only where nothing reaches a result), 1 runs
+diverge, 2 inconclusive (processes the probe could not record) or error (the program
+failed, bad usage, PyTorch missing). This module must not import torch: the runs do, in their own processes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -54,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="repro-lint probe",
         usage="%(prog)s [options] SCRIPT [-- ARGS...]\n       %(prog)s [options] -m MODULE[:FUNCTION] [-- ARGS...]",
         description="Run a training program several times and show where the runs part ways.",
-        epilog="Exit status: 0 runs identical, 1 runs diverge, 2 error.",
+        epilog="Exit status: 0 runs identical, 1 runs diverge, 2 inconclusive or error.",
     )
     p.add_argument("script", nargs="?", metavar="SCRIPT", help="Python file to run as __main__")
     p.add_argument("-m", dest="module", metavar="MODULE[:FUNCTION]", help="run a module, or call a function of it")
@@ -69,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the extra run with torch.use_deterministic_algorithms(True, warn_only=True)",
     )
+    p.add_argument(
+        "--nproc-per-node", type=_positive_int, metavar="N",
+        help="run N ranks of the program as torchrun does (rendezvous on localhost) and compare rank by rank",
+    )
+    p.add_argument("--stdin", type=Path, metavar="FILE", help="give every run this file as standard input (default: none)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--output-file", "-o", type=Path, metavar="FILE", help="write the report to this file")
     return p
@@ -95,7 +102,15 @@ def _main(argv: list[str]) -> int:
         args = _parser().parse_args(own)
     except SystemExit as exc:  # --help
         return 0 if exc.code == 0 else 2
+    if os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("TORCHELASTIC_RUN_ID") != "repro-lint-probe":
+        # every rank would run its own probe, with runs that cannot meet and one output file
+        raise _UsageError(
+            "repro-lint probe: started by torchrun; run `repro-lint probe --nproc-per-node N SCRIPT` instead, "
+            "which starts and records the ranks itself"
+        )
     target = _target(args, script_args)
+    if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
+        raise _UsageError(f"repro-lint probe: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     if args.runs < 2:
         raise _UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
     if importlib.util.find_spec("torch") is None:
@@ -104,7 +119,8 @@ def _main(argv: list[str]) -> int:
 
     from repro_lint import catalog
     from repro_lint.probe.launch import RunFailed, launch, plan_runs
-    from repro_lint.probe.report import build_report, error_report, prediction_table
+    from repro_lint.probe.predict import prediction_table
+    from repro_lint.probe.report import build_report, error_report
 
     nondeterministic = catalog.load("nondeterministic_ops")
     base = {
@@ -113,18 +129,28 @@ def _main(argv: list[str]) -> int:
         "rng_catalog": catalog.load("rng"),
         "predict": prediction_table(nondeterministic),
     }
-    settings = {"device": args.device, "runs": args.runs, "max_ops": args.max_ops, "timeout": args.timeout}
+    settings = {
+        "device": args.device, "runs": args.runs, "max_ops": args.max_ops, "timeout": args.timeout,
+        "nproc_per_node": args.nproc_per_node,
+    }
+    if args.stdin is not None and not args.stdin.is_file():
+        raise _UsageError(f"repro-lint probe: --stdin: no such file: {args.stdin}")
     plans = plan_runs(args.runs, dict(os.environ))
     if args.no_deterministic_run:
         plans = plans[:-1]
     progress = _Progress(len(plans))
-    with tempfile.TemporaryDirectory(prefix="repro-lint-probe-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="repro-lint-probe-")
+    try:
         outcomes = []
         audit = audit_failure = None
         for plan in plans:
             progress.start(plan)
+            compiled = plan.deterministic and bool(outcomes) and _compiles(outcomes[0])
             try:
-                outcome = launch(plan, base, Path(tmp), args.device, args.timeout)
+                outcome = launch(
+                    plan, base, Path(tmp), args.device, _audit_timeout(args.timeout, outcomes, compiled),
+                    nproc=args.nproc_per_node or 0, stdin=args.stdin, compiled=compiled,
+                )
             except RunFailed as failure:
                 progress.done()
                 if not plan.deterministic:
@@ -136,6 +162,9 @@ def _main(argv: list[str]) -> int:
                 audit = outcome
             else:
                 outcomes.append(outcome)
+    finally:
+        # helpers of the program (resource trackers) may still write there as they end
+        shutil.rmtree(tmp, ignore_errors=True)
     report = build_report(
         target=target,
         settings=settings,
@@ -146,6 +175,20 @@ def _main(argv: list[str]) -> int:
     )
     _emit(report, args)
     return report["exit_code"]
+
+
+def _compiles(outcome) -> bool:
+    return any(t.get("compile_calls") for t in [*outcome.roots.values(), *outcome.children])
+
+
+def _audit_timeout(timeout: Optional[float], outcomes: list, compiled: bool) -> Optional[float]:
+    """The audit of a compiling program runs without the op hook that counts --max-ops: a
+    recorded run that was stopped early bounds it in time instead (compiling costs more)."""
+    if not compiled or not any(d.get("stop_reason") for o in outcomes for d in o.roots.values()):
+        return timeout
+    longest = max((d.get("seconds") or 0) for o in outcomes for d in o.roots.values())
+    bound = max(60.0, 4 * longest)
+    return bound if timeout is None else min(timeout, bound)
 
 
 def _target(args, script_args: list[str]) -> dict[str, Any]:
@@ -164,7 +207,7 @@ def _target(args, script_args: list[str]) -> dict[str, Any]:
 
 _FAILURES = {
     "script-error": "the program raised {message} in run {run}; the probe compares only runs that finish.",
-    "script-exit": "the program exited with {message} in run {run}; the probe compares only runs that finish.",
+    "script-exit": "the program exited ({message}) in run {run}; the probe compares only runs that finish.",
     "target-error": "cannot run the target: {message}",
     "no-torch": INSTALL_HINT + " (importing torch failed: {message})",
     "no-cuda": "--device cuda was given, but torch finds no usable GPU.",
@@ -176,13 +219,16 @@ _FAILURES = {
 
 def _fail(failure, args, report: dict[str, Any]) -> int:
     message = failure.message
-    if failure.kind == "script-error" and failure.traceback:
-        message = failure.traceback.strip().splitlines()[-1]  # "KeyError: 'y'"
+    if failure.kind == "script-error" and failure.exc_type:
+        # "KeyError: 'y'"; the first line that says something (torchrun's errors are tables)
+        said = next((line.strip() for line in message.splitlines() if set(line.strip()) - set("=-_ ")), "")
+        message = f"{failure.exc_type}: {said}" if said else failure.exc_type
     text = _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run)
     print(f"repro-lint probe: {text}", file=sys.stderr)
     if failure.traceback:
         print(failure.traceback.rstrip(), file=sys.stderr)
-    elif failure.stderr and failure.kind in ("crash", "timeout", "script-error"):
+    elif failure.stderr and failure.kind in ("crash", "timeout", "script-error", "script-exit"):
+        # argparse and Hydra print their usage errors there before they exit
         print("Last lines the program wrote to stderr:\n" + failure.stderr, file=sys.stderr)
     if args.format != "text":
         _emit(report, args)
@@ -190,14 +236,21 @@ def _fail(failure, args, report: dict[str, Any]) -> int:
 
 
 def _emit(report: dict[str, Any], args) -> None:
+    from repro_lint.probe.redact import redact_tree
+
+    report = redact_tree(report)  # the program's arguments, messages and tracebacks may hold secrets
     if args.format == "json":
         _write(json.dumps(report, indent=2) + "\n", args.output_file)
     elif args.format == "sarif":
         from repro_lint.output.sarif import build_log
-        from repro_lint.probe.report import PROBE_RULES, findings
+        from repro_lint.probe.findings import findings, probe_rules
 
-        log = build_log(findings(report) if report["status"] != "error" else [], PROBE_RULES)
-        log["runs"][0]["invocations"] = [{"executionSuccessful": report["status"] != "error"}]
+        log = build_log(findings(report) if report["status"] != "error" else [], probe_rules())
+        invocation: dict[str, Any] = {"executionSuccessful": report["status"] != "error"}
+        reasons = report.get("inconclusive_reasons") or []
+        if reasons:  # what kept the probe from a verdict
+            invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": r}} for r in reasons]
+        log["runs"][0]["invocations"] = [invocation]
         _write(json.dumps(log, indent=2) + "\n", args.output_file)
     else:
         from repro_lint.probe.console import make_console

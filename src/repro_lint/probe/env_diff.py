@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from repro_lint.probe.redact import REDACTED, redact_text, secret_name
+
 # Sections in the order a reader should see them: determinism settings and library
 # versions explain most differences in results; the rest is context.
 _SECTION_ORDER = ["determinism", "torch", "packages", "python", "platform", "editable", "environment"]
@@ -27,13 +29,24 @@ class Difference:
 
 
 def diff_snapshots(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
+    """The differences, with secrets redacted from the values shown (a snapshot written by
+    another tool or an older release may hold them): they are compared as they are, so a
+    changed secret still shows as a difference."""
     flat_a, flat_b = _flatten(a), _flatten(b)
     found = [
-        Difference(section, name, flat_a.get((section, name)), flat_b.get((section, name)))
+        Difference(section, name, _shown(section, name, flat_a.get((section, name))), _shown(section, name, flat_b.get((section, name))))
         for section, name in set(flat_a) | set(flat_b)
         if flat_a.get((section, name)) != flat_b.get((section, name))
     ]
     return sorted(found, key=_relevance)
+
+
+def _shown(section: str, name: str, value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    if section == "environment" and secret_name(name):
+        return REDACTED
+    return redact_text(value)
 
 
 def _relevance(d: Difference) -> tuple:

@@ -14,14 +14,16 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlparse
 
+from repro_lint.probe.redact import redact_environment, redact_tree
+
 SCHEMA = "repro-lint-env/1"
-REDACTED = "<redacted>"
-_SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _GIT_TIMEOUT = 10
 
 
 def take_snapshot(with_diffs: bool = False) -> dict[str, Any]:
-    return {
+    """The snapshot, secrets redacted (by variable name, and by value in every string:
+    URLs with credentials, token formats, webhook URLs, secrets in diffs; see `redact`)."""
+    return redact_tree({
         "schema": SCHEMA,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "python": {
@@ -38,10 +40,10 @@ def take_snapshot(with_diffs: bool = False) -> dict[str, Any]:
         },
         "packages": installed_packages(),
         "editable": editable_installs(with_diffs),
-        "environment": redacted_environment(os.environ),
+        "environment": redact_environment(os.environ),
         "torch": torch_facts(),
         "determinism": determinism_state(),
-    }
+    })
 
 
 def installed_packages() -> dict[str, str]:
@@ -96,10 +98,6 @@ def _git(path: str, *args: str) -> Optional[str]:
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
-
-
-def redacted_environment(environ) -> dict[str, str]:
-    return {k: (REDACTED if _SECRET_NAME.search(k) else v) for k, v in sorted(environ.items())}
 
 
 def torch_facts() -> Optional[dict[str, Any]]:

@@ -7,7 +7,8 @@ import os
 import secrets
 import subprocess
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,6 +16,8 @@ import repro_lint
 
 # Extra time a run gets past --timeout to import torch, stop and write its trace.
 _GRACE_SECONDS = 60
+# How long the other ranks get to finish once one rank has ended.
+_PEER_GRACE_SECONDS = 60
 _TAIL_LINES = 40
 
 # The runner is started by code rather than `-m`, so that the working directory does not
@@ -37,20 +40,29 @@ class RunPlan:
 @dataclass
 class RunOutcome:
     plan: RunPlan
-    data: dict[str, Any]
+    roots: dict[str, dict[str, Any]]  # "main" or "rank R" -> the trace of that process
+    children: list[dict[str, Any]] = field(default_factory=list)  # traces of the processes they started
     hash_seed: str = ""  # the run's PYTHONHASHSEED ("" when neither set nor inherited)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The first top process (main, or rank 0)."""
+        return next(iter(self.roots.values()))
 
 
 class RunFailed(Exception):
     """A run that produced no usable trace: the program raised, or the process died."""
 
-    def __init__(self, kind: str, message: str, *, run: int, traceback: str = "", stderr: str = ""):
+    def __init__(
+        self, kind: str, message: str, *, run: int, traceback: str = "", stderr: str = "", exc_type: str = ""
+    ):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.run = run
         self.traceback = traceback
         self.stderr = stderr
+        self.exc_type = exc_type  # the program's exception, for script-error
 
 
 def plan_runs(runs: int, environ: dict[str, str]) -> list[RunPlan]:
@@ -80,57 +92,174 @@ def _distinct(n: int, upper: int) -> list[int]:
     return values
 
 
-def launch(plan: RunPlan, base: dict[str, Any], workdir: Path, device: str, timeout: Optional[float]) -> RunOutcome:
+def launch(
+    plan: RunPlan,
+    base: dict[str, Any],
+    workdir: Path,
+    device: str,
+    timeout: Optional[float],
+    *,
+    nproc: int = 0,
+    stdin: Optional[Path] = None,
+    compiled: bool = False,
+) -> RunOutcome:
+    """One run: the program (or, with `nproc`, that many ranks of it), with every process it
+    starts recorded in the run's folder."""
+    run_dir = workdir / f"run{plan.index}"
+    run_dir.mkdir()
     config = dict(
         base,
-        result_path=str(workdir / f"run{plan.index}.json"),
         torch_seed=plan.torch_seed,
         deterministic=plan.deterministic,
         fingerprints=not plan.deterministic,  # that run is audited, not compared
         snapshot=plan.snapshot,
         device=device,
         timeout=timeout,
+        run_dir=str(run_dir),
+        ranks=nproc,
+        compiled=compiled,
     )
-    config_path = workdir / f"run{plan.index}.config.json"
-    config_path.write_text(json.dumps(config))
     env = dict(os.environ)
     if plan.hash_seed is not None:
         env["PYTHONHASHSEED"] = plan.hash_seed
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # the program must not find a GPU it could pick itself
+    roots = [f"rank {r}" for r in range(nproc)] if nproc else ["main"]
+    port = _free_port() if nproc else 0
+    procs = []
+    for r, root in enumerate(roots):
+        name = root.replace(" ", "")
+        cfg = dict(config, root=root, result_path=str(run_dir / f"{name}.result.json"), snapshot=plan.snapshot and r == 0)
+        config_path = run_dir / f"{name}.config.json"
+        config_path.write_text(json.dumps(cfg))
+        proc_env = dict(env, **_rank_environment(r, nproc, port)) if nproc else env
+        procs.append(_start(cfg, config_path, proc_env, run_dir / f"{name}.stderr", stdin))
+    deadline = None if timeout is None else time.monotonic() + timeout + _GRACE_SECONDS
+    _wait(procs, run_dir, deadline, plan.index)
+    traces: dict[str, dict[str, Any]] = {}
+    failures: list[RunFailed] = []
+    for proc in procs:
+        try:
+            traces[proc.root] = _result(proc, plan.index)
+        except RunFailed as failure:
+            failures.append(failure)
+    if failures:
+        # A rank that raised says more than the ranks it took down with it.
+        failures.sort(key=lambda f: f.kind in ("crash", "timeout"))
+        raise failures[0]
+    hash_seed = plan.hash_seed or os.environ.get("PYTHONHASHSEED", "")
+    return RunOutcome(plan, traces, _children(run_dir), hash_seed=hash_seed)
+
+
+class _Proc:
+    def __init__(self, root: str, popen: subprocess.Popen, result_path: Path, err_path: Path):
+        self.root, self.popen, self.result_path, self.err_path = root, popen, result_path, err_path
+        self.killed = False
+
+
+def _start(cfg: dict, config_path: Path, env: dict, err_path: Path, stdin: Optional[Path]) -> _Proc:
     root = str(Path(repro_lint.__file__).resolve().parents[1])
     command = [sys.executable, "-c", _BOOTSTRAP.format(root=root), str(config_path)]
-    out_path, err_path = workdir / f"run{plan.index}.stdout", workdir / f"run{plan.index}.stderr"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+    with open(err_path, "wb") as err:
+        source = open(stdin, "rb") if stdin is not None else subprocess.DEVNULL
         try:
-            proc = subprocess.run(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=env,
-                timeout=None if timeout is None else timeout + _GRACE_SECONDS,
-            )
-        except subprocess.TimeoutExpired:
-            message = f"run {plan.index} did not stop within {timeout} s"
-            raise RunFailed("timeout", message, run=plan.index, stderr=_tail(err_path)) from None
-    result_path = Path(config["result_path"])
-    if not result_path.exists():
-        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
+            popen = subprocess.Popen(command, stdin=source, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        finally:
+            if stdin is not None:
+                source.close()
+    return _Proc(cfg["root"], popen, Path(cfg["result_path"]), err_path)
+
+
+def _wait(procs: list[_Proc], run_dir: Path, deadline: Optional[float], index: int) -> None:
+    """Wait for every process of the run. Ranks: when one stops early or fails, the others
+    are told to stop, and are ended if they do not (a rank waits for its peers forever)."""
+    ended_at: Optional[float] = None
+    while True:
+        running = [p for p in procs if p.popen.poll() is None]
+        if not running:
+            return
+        now = time.monotonic()
+        if len(procs) > 1 and len(running) < len(procs):
+            if ended_at is None:
+                ended_at = now
+                if any(_stopped_or_failed(p) for p in procs if p not in running):
+                    (run_dir / "stop").touch()
+            if now - ended_at > _PEER_GRACE_SECONDS:
+                for p in running:
+                    p.killed = True
+                    p.popen.kill()
+        if deadline is not None and now > deadline:
+            for p in running:
+                p.killed = True
+                p.popen.kill()
+            for p in running:
+                p.popen.wait()
+            raise RunFailed("timeout", f"run {index} did not stop within the time limit", run=index, stderr=_tail(running[0].err_path))
+        time.sleep(0.05)
+
+
+def _stopped_or_failed(proc: _Proc) -> bool:
+    try:
+        data = json.loads(proc.result_path.read_text())
+    except (OSError, ValueError):
+        return True
+    return data.get("status") != "ok" or bool(data.get("stop_reason"))
+
+
+def _result(proc: _Proc, index: int) -> dict[str, Any]:
+    label = "" if proc.root == "main" else f" ({proc.root})"
+    if not proc.result_path.exists():
+        code = proc.popen.returncode
+        how = f"signal {-code}" if code < 0 else f"status {code}"
+        why = "it was ended after another rank stopped" if proc.killed else "the program may have called os._exit or crashed"
         raise RunFailed(
-            "crash",
-            f"run {plan.index} ended with {how} before writing its trace (the program may have called os._exit or crashed)",
-            run=plan.index,
-            stderr=_tail(err_path),
+            "crash", f"run {index}{label} ended with {how} before writing its trace ({why})",
+            run=index, stderr=_tail(proc.err_path),
         )
-    data = json.loads(result_path.read_text())
+    data = json.loads(proc.result_path.read_text())
     status = data.get("status")
     error = data.get("error") or {}
     if status != "ok":
         message = error.get("message", status)
-        raise RunFailed(status, message, run=plan.index, traceback=error.get("traceback", ""), stderr=_tail(err_path))
-    hash_seed = plan.hash_seed or os.environ.get("PYTHONHASHSEED", "")
-    return RunOutcome(plan, data, hash_seed=hash_seed)
+        raise RunFailed(
+            status, message, run=index, traceback=error.get("traceback", ""), stderr=_tail(proc.err_path),
+            exc_type=error.get("type", "") if status == "script-error" else "",
+        )
+    return data
+
+
+def _children(run_dir: Path) -> list[dict[str, Any]]:
+    from repro_lint.probe.processes import procs_dir, read_json
+
+    traces = []
+    for path in sorted(procs_dir(run_dir).glob("*.json")):
+        try:
+            traces.append(read_json(path))
+        except (OSError, ValueError):
+            continue
+    return traces
+
+
+def _rank_environment(rank: int, world: int, port: int) -> dict[str, str]:
+    """What torchrun gives each rank of a single-node job."""
+    env = {
+        "RANK": str(rank), "LOCAL_RANK": str(rank), "GROUP_RANK": "0", "ROLE_RANK": str(rank),
+        "ROLE_NAME": "default", "WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(world),
+        "GROUP_WORLD_SIZE": "1", "ROLE_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port), "TORCHELASTIC_RUN_ID": "repro-lint-probe", "TORCHELASTIC_RESTART_COUNT": "0",
+        "TORCHELASTIC_MAX_RESTARTS": "0", "TORCHELASTIC_USE_AGENT_STORE": "False",
+    }
+    if "OMP_NUM_THREADS" not in os.environ and world > 1:
+        env["OMP_NUM_THREADS"] = "1"  # as torchrun does
+    return env
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def _tail(path: Path) -> str:

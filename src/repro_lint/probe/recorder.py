@@ -13,8 +13,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from repro_lint.probe.fingerprint import fingerprint_storage, fingerprint_tensors, stable_hash
 from repro_lint.probe.frames import UserCode
+from repro_lint.probe.predict import matching_entries
 from repro_lint.probe.rng_audit import RngAudit, torch_source
-from repro_lint.probe.trace_format import BACKWARD, GLOBAL_DRAW
+from repro_lint.probe.trace_format import BACKWARD, COLLECTIVE, GLOBAL_DRAW, SINK, STATE
 
 # Ops whose outputs are uninitialised memory: their bits differ from run to run by design,
 # so their contents count as "unset" rather than as a difference. A later read of unset
@@ -42,7 +43,10 @@ class ProbeStop(BaseException):
 
 
 class _OpInfo:
-    __slots__ = ("name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict")
+    __slots__ = (
+        "name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict", "positions", "mutated",
+        "collective",
+    )
 
 
 class Recorder(TorchDispatchMode):
@@ -54,8 +58,10 @@ class Recorder(TorchDispatchMode):
         max_ops: int,
         fingerprints: bool = True,
         predict: Optional[dict[str, list[dict]]] = None,
+        stop_program: bool = True,
     ):
         super().__init__()
+        self.stop_program = stop_program  # False in child processes: stop recording, not the process
         self.user = user
         self.audit = audit
         self.max_ops = max_ops
@@ -71,6 +77,22 @@ class Recorder(TorchDispatchMode):
         self._cache: dict[int, tuple[Any, int, int]] = {}
         self._forward: dict[int, tuple[int, int]] = {}  # autograd sequence nr -> (location, op)
         self._stop_pending = False
+        self._births: dict[int, tuple[int, int]] = {}  # id(tensor) -> (op index, slot) where first seen
+        self.sinks: list[list] = []  # [kind, location, fingerprint, op index, segment]: values that left torch
+        self.segment: Optional[str] = None  # the job or task running now (see session.enter_segment)
+        self.state: dict[str, int] = {}  # parameter/buffer (by birth) -> fingerprint after its last write
+
+    def start_fresh(self, *, stop_program: bool) -> None:
+        """A forked child's own trace: what the parent recorded stays with the parent."""
+        self.ops = []
+        self.predicted = {}
+        self.sinks = []
+        self.state = {}
+        self._cache.clear()
+        self._births.clear()
+        self._stop_pending = False
+        self.stop_reason = None
+        self.stop_program = stop_program
 
     # -- the hook ------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -84,13 +106,29 @@ class Recorder(TorchDispatchMode):
         node = _current_node()
         loc, forward = self._locate(node, info.name_id)
         flags = 0 if node is None else BACKWARD
-        in_hash = self._input_hash(info, args, kwargs) if self.fingerprints else 0
+        index = len(self.ops)
+        if info.collective:
+            # Compared by their results: what a rank's buffer held before (a broadcast's
+            # target, an all_gather's output list) is not an input.
+            flags |= COLLECTIVE
+            in_hash = stable_hash((info.name, [_plain(v) for v in _flatten(args) if not isinstance(v, torch.Tensor)]))
+        else:
+            in_hash = self._input_hash(info, args, kwargs, index) if self.fingerprints else 0
         outer, self.current = self.current, (info.name_id, loc)
         try:
             out = func(*args, **kwargs)
+            if info.collective:
+                _wait(out)
         finally:
             self.current = outer
-        out_hash = self._output_hash(info, out, in_hash) if self.fingerprints else 0
+        if self.fingerprints:
+            out_hash, wrote_state = self._output_hash(info, out, in_hash, args, kwargs, index)
+            if wrote_state:
+                flags |= STATE
+            if _returns_data(out):
+                flags |= SINK
+        else:
+            out_hash = 0
         if info.seeded and not _has_generator(args, kwargs):
             flags |= GLOBAL_DRAW
             self.audit.draw(torch_source(_device_type(out, args)), info.name, loc)
@@ -106,6 +144,8 @@ class Recorder(TorchDispatchMode):
         """Stop recording; end the program at the next op that runs on the main thread."""
         self.recording = False
         self.stop_reason = self.stop_reason or reason
+        if not self.stop_program:
+            return  # a child process goes on unrecorded; ending it would fail its parent
         if threading.current_thread() is threading.main_thread():
             raise ProbeStop(reason)
         self._stop_pending = True
@@ -121,12 +161,12 @@ class Recorder(TorchDispatchMode):
         info.uninit = schema.name in _UNINITIALISED
         info.overwrites = torch.Tag.inplace in func.tags and (info.seeded or schema.name in _OVERWRITING)
         info.outs = frozenset(a.name for a in schema.arguments if a.is_out)
-        positions = {a.name: i for i, a in enumerate(schema.arguments)}
-        # Each entry's argument constraints, with the position of that argument in this op.
-        info.predict = [
-            (entry, [(c, positions.get(c["name"])) for c in entry["arguments"]])
-            for entry in self._predict_table.get(schema.name, [])
-        ]
+        info.mutated = tuple(
+            (i, a.name) for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write
+        )
+        info.collective = schema.name.startswith("c10d::")
+        info.positions = {a.name: i for i, a in enumerate(schema.arguments)}
+        info.predict = self._predict_table.get(schema.name, [])
         self._infos[func] = info
         return info
 
@@ -165,7 +205,7 @@ class Recorder(TorchDispatchMode):
         except RuntimeError:  # inference tensors carry no version counter
             return None
 
-    def _remember(self, t: torch.Tensor, fp: int) -> None:
+    def _remember(self, t: torch.Tensor, fp: int, birth: tuple[int, int]) -> None:
         try:
             version = t._version
         except RuntimeError:
@@ -175,10 +215,25 @@ class Recorder(TorchDispatchMode):
         if entry is not None and entry[0]() is t:
             ref = entry[0]
         else:
-            ref = weakref.ref(t, lambda _r, key=key, cache=self._cache: cache.pop(key, None))
+            cache, births = self._cache, self._births
+
+            def forget(_r, key=key):
+                cache.pop(key, None)
+                births.pop(key, None)
+
+            ref = weakref.ref(t, forget)
+            self._births[key] = birth
         self._cache[key] = (ref, version, fp)
 
-    def _input_hash(self, info: _OpInfo, args: tuple, kwargs: dict) -> int:
+    def birth(self, t: torch.Tensor) -> Optional[str]:
+        """Where a tensor was first seen, `op:slot`: the same in every run whose ops agree so far."""
+        entry = self._cache.get(id(t))
+        if entry is None or entry[0]() is not t:
+            return None
+        op, slot = self._births.get(id(t), (-1, 0))
+        return f"{op}:{slot}"
+
+    def _input_hash(self, info: _OpInfo, args: tuple, kwargs: dict, index: int) -> int:
         values = list(args) + [v for k, v in kwargs.items() if k not in info.outs]
         parts: list[Any] = []
         missing: list[tuple[int, torch.Tensor]] = []
@@ -198,56 +253,93 @@ class Recorder(TorchDispatchMode):
         if missing:
             for (i, t), fp in zip(missing, fingerprint_tensors(t for _, t in missing)):
                 parts[i] = fp
-                self._remember(t, fp)
+                self._remember(t, fp, (index, -1 - i))
         return stable_hash(parts)
 
-    def _output_hash(self, info: _OpInfo, out: Any, in_hash: int) -> int:
+    def _output_hash(self, info: _OpInfo, out: Any, in_hash: int, args: tuple, kwargs: dict, index: int) -> tuple[int, bool]:
+        """The fingerprint of what an op produced: its outputs and the arguments it wrote
+        (foreach and fused optimizer ops return nothing), and whether it wrote a
+        parameter or buffer."""
         flat = list(_flatten([out]))
         tensors = [(i, v) for i, v in enumerate(flat) if isinstance(v, torch.Tensor)]
+        written = self._written(info, args, kwargs, {id(v) for _, v in tensors})
         if info.view or info.uninit:
             # Views hold the same bits as their inputs, and fresh memory holds nothing yet:
             # both are fixed by the inputs, so no reduction needs to run.
             fps = [stable_hash((info.name, in_hash, i)) for i, _ in tensors]
         else:
-            fps = fingerprint_tensors(t for _, t in tensors)
+            fps = fingerprint_tensors([t for _, t in tensors] + written)
         parts: list[Any] = [_plain(v) for v in flat]
         for (i, t), fp in zip(tensors, fps):
             parts[i] = fp
-            self._remember(t, fp)
-        return stable_hash(parts)
+            self._remember(t, fp, (index, i))
+        wrote_state = False
+        for t, fp in zip(written, fps[len(tensors):]):
+            parts.append(fp)
+            self._remember(t, fp, (index, len(parts)))
+        for t in [v for _, v in tensors] + written:
+            if info.mutated and _is_state(t):
+                birth = self.birth(t)
+                entry = self._cache.get(id(t))
+                if birth is not None and entry is not None:
+                    self.state[birth] = entry[2]
+                    wrote_state = True
+        return stable_hash(parts), wrote_state
+
+    def _written(self, info: _OpInfo, args: tuple, kwargs: dict, returned: set) -> list:
+        """Tensors an op wrote in place that it does not return."""
+        if not info.mutated:
+            return []
+        found = []
+        for position, name in info.mutated:
+            value = kwargs.get(name, args[position] if position < len(args) else None)
+            for t in _flatten([value]):
+                if isinstance(t, torch.Tensor) and id(t) not in returned:
+                    returned.add(id(t))
+                    found.append(t)
+        return found
+
+    # -- results: values that leave torch, and what is alive at the end ---------------------
+    def note_sink(self, kind: str, t: torch.Tensor, frame) -> None:
+        """A tensor's values leave torch (to numpy, a list, a file or another process)."""
+        if not self.fingerprints or not self.recording:
+            return
+        try:
+            fp = self._cached(t)
+            if fp is None:
+                with _unrecorded():  # the fingerprint's own reductions are not the program's ops
+                    fp = fingerprint_tensors([t])[0]
+        except Exception:
+            fp = 0
+        loc = self.user.location_id(frame) if frame is not None else -1
+        self.sinks.append([kind, loc, fp, len(self.ops), self.segment])
+
+    def final_state(self) -> list[list]:
+        """Every tensor the recording saw that is still alive: [birth, fingerprint]."""
+        if not self.fingerprints:
+            return []
+        with _unrecorded():
+            out = []
+            for key, (ref, version, fp) in list(self._cache.items()):
+                t = ref()
+                if t is None:
+                    continue
+                try:
+                    if t._version != version:
+                        fp = fingerprint_tensors([t])[0]
+                except RuntimeError:
+                    pass
+                op, slot = self._births.get(key, (-1, 0))
+                out.append([f"{op}:{slot}", fp])
+            return out
 
     # -- prediction of CUDA nondeterminism ---------------------------------------------------
     def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
-        matches = [
-            entry
-            for entry, positions in info.predict
-            if all(_argument_matches(c, p, args, kwargs) for c, p in positions)
-            # A backward-only entry concerns the gradient of its own forward ops only.
-            and (not entry["backward_only"] or (backward and forward_op in entry["aten"]))
-        ]
-        if backward and any(e["backward_only"] for e in matches):
-            # e.g. index_add inside index_select's backward: the index_select entry says more.
-            matches = [e for e in matches if e["backward_only"]]
+        matches = matching_entries(info.predict, info.name, info.positions, args, kwargs, backward, forward_op)
         device = _device_type(out, args)
         for entry in matches:
             key = (entry["id"], info.name, loc, device, backward)
             self.predicted[key] = self.predicted.get(key, 0) + 1
-
-
-def _argument_matches(constraint: dict, position: Optional[int], args: tuple, kwargs: dict) -> bool:
-    """Whether an op's argument has one of the affected values.
-
-    An aten op without an argument of that name implies the value by its own name
-    (`upsample_bilinear2d` is mode="bilinear"); a value of another type than the listed
-    ones (an enum passed as an int) cannot be judged and counts as affected.
-    """
-    if position is None:
-        return True
-    name, values = constraint["name"], constraint.get("values", [])
-    value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)
-    if value is None or any(type(value) is type(v) for v in values):
-        return value in values
-    return True
 
 
 def _flatten(values):
@@ -265,6 +357,52 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
         return str(value)
     return type(value).__name__
+
+
+def _unrecorded():
+    """Ops of the probe's own, run on this thread without any dispatch mode seeing them."""
+    return torch._C._DisableTorchDispatch()
+
+
+def _wait(out: Any) -> None:
+    """A collective's results are there once its work is done (collectives run async)."""
+    for v in _flatten([out]):
+        if isinstance(v, torch.Tensor):
+            continue
+        wait = getattr(v, "wait", None)  # a c10d Work (a ScriptObject in the dispatcher)
+        if callable(wait):
+            wait()
+
+
+def _returns_data(out: Any) -> bool:
+    """An op that hands values to Python (`.item()`, `bool(t)`, `torch.equal`)."""
+    return any(isinstance(v, (bool, int, float, complex)) for v in _flatten([out]))
+
+
+def _is_state(t: torch.Tensor) -> bool:
+    return isinstance(t, torch.nn.Parameter) or getattr(t, "_is_buffer", False) or id(t) in _BUFFERS
+
+
+# ids of tensors registered as module buffers (running statistics and the like)
+_BUFFERS: set = set()
+
+
+def watch_buffers() -> None:
+    """Remember tensors registered as buffers, so that writes to them count as state."""
+    register = torch.nn.Module.register_buffer
+
+    def register_buffer(self, name, tensor, *args, **kwargs):
+        result = register(self, name, tensor, *args, **kwargs)
+        if isinstance(tensor, torch.Tensor):
+            key = id(tensor)
+            _BUFFERS.add(key)
+            try:
+                weakref.finalize(tensor, _BUFFERS.discard, key)
+            except TypeError:
+                pass
+        return result
+
+    torch.nn.Module.register_buffer = register_buffer
 
 
 def _has_generator(args: tuple, kwargs: dict) -> bool:

@@ -9,18 +9,24 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from repro_lint.probe.report import display_path
+from repro_lint.probe.findings import display_path
 
 
 def render_text(report: dict[str, Any], console: Console) -> None:
     _header(report, console)
     if report["status"] == "error":
         return
+    _inconclusive(report.get("inconclusive_reasons", []), report["status"], console)
     _divergence(report.get("divergence"), console)
+    _benign(report.get("benign_divergences", []), console)
+    _processes(report.get("processes", []), console)
     _findings(report["findings"], console)
     _draws(report["rng"]["draws"], console)
     _audit(report["deterministic_audit"], console)
     _predictions(report["cuda_nondeterministic_ops"], console)
+    _compile(report.get("compile") or {}, console)
+    for note in report.get("notes", []):
+        console.print(f"Note: {escape(note)}")
     _environment(report.get("environment"), console)
 
 
@@ -40,14 +46,58 @@ def _header(report: dict[str, Any], console: Console) -> None:
     stops = {r["stop_reason"] for r in runs if r["stop_reason"]}
     facts = [f"{len(runs)} runs on {report.get('device') or report['settings']['device']}"] if runs else []
     if runs:
-        facts.append(f"{runs[0]['ops']} ops recorded per run" + (f" (stopped: {', '.join(sorted(stops))})" if stops else ""))
+        counts = [r["ops"] for r in runs]
+        ops = f"{counts[0]} ops recorded per run" if len(set(counts)) == 1 else f"{' / '.join(map(str, counts))} ops recorded"
+        processes = max(r.get("processes", 1) for r in runs)
+        if processes > 1:
+            ops += f" in {processes} processes"
+        facts.append(ops + (f" (stopped: {', '.join(sorted(stops))})" if stops else ""))
     console.print(f"[bold]repro-lint probe[/] {escape(name)}" + ("  ·  " + "  ·  ".join(facts) if facts else ""))
+    benign = report.get("benign_divergences") or []
     verdict = {
-        "identical": "[green]Runs are identical[/] (bit for bit, at every recorded op).",
+        "identical": "[green]Runs are identical[/] (bit for bit, at every recorded op)."
+        if not benign else "[green]Runs agree in every result[/]; they differ only where nothing reaches a result (below).",
         "diverged": "[bold red]Runs diverge.[/]",
+        "inconclusive": "[bold yellow]Inconclusive:[/] the probe could not record everything the program ran.",
         "error": "[bold red]The probe could not compare runs.[/]",
     }[report["status"]]
     console.print(verdict)
+
+
+def _inconclusive(reasons: list[str], status: str, console: Console) -> None:
+    if reasons and status != "inconclusive":
+        console.print("Not recorded:")
+    for reason in reasons:
+        console.print(f"  {escape(reason)}")
+
+
+def _benign(items: list[dict[str, Any]], console: Console) -> None:
+    if not items:
+        return
+    console.print()
+    console.print("[bold]Benign differences[/] (values that differ but reach no result):")
+    for item in items:
+        where = _where(item["location"])
+        console.print(f"  {escape(item['op'] or '')} at {where} in {escape(item['process'])}: {escape(item['reason'])}")
+
+
+def _processes(rows: list[dict[str, Any]], console: Console) -> None:
+    if len(rows) < 2:
+        return
+    table = _table("Processes compared", "Process", "Ops per run", "Result")
+    for row in rows:
+        ops = " / ".join("-" if n is None else str(n) for n in row["ops"])
+        result = row["status"] + (f": {row['reason']}" if row.get("reason") and row["status"] != "identical" else "")
+        table.add_row(escape(row["name"]), ops, escape(result))
+    console.print()
+    console.print(table)
+
+
+def _compile(info: dict[str, Any], console: Console) -> None:
+    if info.get("note"):
+        console.print()
+        places = ", ".join(_where(c["location"]) for c in info.get("calls", []))
+        console.print(f"torch.compile at {places}: {escape(info['note'])}")
 
 
 def _divergence(d: Optional[dict[str, Any]], console: Console) -> None:
@@ -55,7 +105,8 @@ def _divergence(d: Optional[dict[str, Any]], console: Console) -> None:
         return
     console.print()
     first, second = d["runs"]
-    console.print(f"[bold]First divergence[/]: op #{d['op_index'] + 1} of {d['compared_ops']}, runs {first} and {second}")
+    where = "" if d.get("process", "main") == "main" else f" in {escape(d['process'])}"
+    console.print(f"[bold]First divergence[/]{where}: op #{d['op_index'] + 1} of {d['compared_ops']}, runs {first} and {second}")
     loc = d["location"]
     function = f" in {escape(loc['function'])}" if loc else ""
     console.print(f"  {escape(d['op'] or '(end of run)')} at {_where(loc)}{function}")
@@ -67,7 +118,28 @@ def _divergence(d: Optional[dict[str, Any]], console: Console) -> None:
     else:
         console.print(f"  inputs {fp['inputs'][0]} vs {fp['inputs'][1]}")
     console.print(f"  {escape(d['explanation'])}")
-    console.print(f"  {d['later_divergent_ops']} later ops diverge.")
+    for judged in d.get("seeding", []):
+        console.print(f"  {escape(_seeding_text(judged))}")
+    console.print(f"  {d['later_divergent_ops']} later ops diverge; it reaches a result: {escape(d.get('reaches') or '')}.")
+
+
+def _seeding_text(judged: dict[str, Any]) -> str:
+    """Which seeding calls the verdict was judged on."""
+    def calls(items):
+        return ", ".join(f"{c['function']} at {_plain_where(c['location'])}" + ("" if c["fixed"] else " (from entropy)") for c in items)
+
+    source = judged["source"]
+    if judged["before"]:
+        text = f"Seeding of {source} judged: {calls(judged['before'])} ran before this op"
+    else:
+        text = f"Seeding of {source} judged: no call seeded it before this op"
+    if judged["after"]:
+        text += f"; {calls(judged['after'])} ran only after it"
+    return text + "."
+
+
+def _plain_where(location: Optional[dict[str, Any]]) -> str:
+    return f"{location['path']}:{location['line']}" if location else "(no user code)"
 
 
 def _table(title: str, *columns: str) -> Table:

@@ -1,46 +1,18 @@
 """Turns the runs' traces into the probe report (a JSON-ready dict, documented in
-docs/probe.md) and into findings."""
+docs/probe.md and by `report.schema.json`) and into findings."""
 
 from __future__ import annotations
 
 import linecache
-import os
 from typing import Any, Optional
 
 import repro_lint
-from repro_lint.findings import Finding, Location, Related
 from repro_lint.probe import compare
+from repro_lint.probe.findings import display_path, findings
 from repro_lint.probe.launch import RunFailed, RunOutcome
+from repro_lint.probe.units import Unit, build_units
 
 SCHEMA = "repro-lint-probe/1"
-
-# Probe results as rules, for SARIF and for readers of `findings`.
-PROBE_RULES: dict[str, dict[str, str]] = {
-    "RPP101": {
-        "name": "runs-diverge",
-        "summary": "Two runs of the same program computed different values.",
-        "help": "The first op whose inputs or outputs differ between runs is where reproducibility is lost; "
-        "fix that cause first, later differences usually follow from it.",
-    },
-    "RPP102": {
-        "name": "unseeded-global-draw",
-        "summary": "A draw from a global random number generator that was not seeded before it.",
-        "help": "Seed the generator (`random.seed`, `numpy.random.seed`, `torch.manual_seed`) before the first "
-        "draw, or pass an explicitly seeded generator.",
-    },
-    "RPP103": {
-        "name": "determinism-alert",
-        "summary": "With deterministic algorithms enabled, torch reported an op without a deterministic implementation.",
-        "help": "Under `torch.use_deterministic_algorithms(True)` this op raises; use a deterministic alternative "
-        "or accept the nondeterminism for this op only.",
-    },
-    "RPP104": {
-        "name": "cuda-nondeterministic-op",
-        "summary": "An op that is nondeterministic on CUDA ran (predicted from the catalog, without a GPU).",
-        "help": "On a GPU this op can give different results from run to run; see the catalog entry's condition "
-        "and deterministic alternative.",
-    },
-}
 
 _EXPLANATIONS = {
     compare.UNSEEDED_DRAW: "{op} drew different values from the global torch generator: {why}",
@@ -51,30 +23,16 @@ _EXPLANATIONS = {
     compare.CONTROL_FLOW: "the runs executed different ops from here on ({op} vs {other}): a decision in Python "
     "code (a random draw, the iteration order of a set, the clock) took another path.",
 }
-
-
-def prediction_table(catalog: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """aten name -> catalog entries that list it, in the form the runner matches against.
-
-    `argument` names a Python-level argument; aten ops that have an argument of that name
-    are checked against it. `aten-argument` (optional) constrains an argument that only
-    the aten op has (`transposed` of aten::convolution).
-    """
-    table: dict[str, list[dict[str, Any]]] = {}
-    for op in catalog.get("op", []):
-        entry = {
-            "id": op["id"],
-            "arguments": [c for c in (op.get("argument"), op.get("aten-argument")) if c],
-            "backward_only": bool(op.get("backward-only")),
-            "aten": list(op.get("aten", [])),
-        }
-        for name in dict.fromkeys(op.get("aten", [])):
-            table.setdefault(name, []).append(entry)
-    return table
+_COLLECTIVE = (
+    "the results of the collective {op} differ although every earlier op of this process matched: "
+    "another process of the group contributed different values."
+)
+# Causes first (a draw, a kernel), then where values arrived from elsewhere, then paths.
+_KIND_ORDER = {compare.UNSEEDED_DRAW: 0, compare.NONDETERMINISTIC_OP: 0, compare.EXTERNAL_INPUT: 1, compare.CONTROL_FLOW: 2}
 
 
 class _Locations:
-    """Resolves a run's location ids into dicts with a source line and a 1-based column."""
+    """Resolves a trace's location ids into dicts with a source line and a 1-based column."""
 
     def __init__(self, data: dict[str, Any]):
         self._table = data.get("locations", [])
@@ -86,14 +44,6 @@ class _Locations:
         text = linecache.getline(path, line)
         column = len(text.encode()[:byte_col].decode(errors="ignore")) + 1 if byte_col >= 0 else 1
         return {"path": display_path(path), "line": line, "column": column, "function": function, "source": text.strip()}
-
-
-def display_path(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def _hex(value: int) -> str:
@@ -110,29 +60,156 @@ def build_report(
     catalog_ops: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     first = outcomes[0]
-    where = _Locations(first.data)
-    divergence = compare.first_divergence([(o.plan.index, o.data) for o in outcomes])
+    units = [build_units(o.roots, o.children) for o in outcomes]
+    names = {key: None for u in units for key in u}
+    reasons = _inconclusive(outcomes, units)
+    processes, divergences = _compare_all(outcomes, units, names, reasons)
+    reaching = [d for d in divergences if d.reaches]
+    benign = [d for d in divergences if not d.reaches]
+    headline = min(reaching, key=_headline_order) if reaching else None
+    status = "diverged" if reaching else ("inconclusive" if reasons else "identical")
+    traces1 = [*first.roots.values(), *first.children]
+    proc_names = _process_names(units[0])
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "tool": {"name": "repro-lint", "version": repro_lint.__version__},
         "target": target,
         "settings": settings,
         "device": first.data.get("device"),
-        "status": "diverged" if divergence else "identical",
-        "exit_code": 1 if divergence else 0,
-        "runs": [_run_info(o, "compared") for o in outcomes] + ([_run_info(audit, "deterministic-audit")] if audit else []),
-        "divergence": _divergence(divergence, outcomes) if divergence else None,
+        "status": status,
+        "exit_code": {"diverged": 1, "inconclusive": 2, "identical": 0}[status],
+        "inconclusive_reasons": reasons,  # with "diverged" too: what else was not recorded
+        "runs": [_run_info(o, "compared", u) for o, u in zip(outcomes, units)]
+        + ([_run_info(audit, "deterministic-audit", build_units(audit.roots, audit.children))] if audit else []),
+        "processes": processes,
+        "divergence": _divergence(headline, outcomes, units) if headline else None,
+        "benign_divergences": [_benign(d, outcomes, units) for d in benign],
         "rng": {
-            "draws": [_draw(d, where) for d in first.data["draws"]],
-            "seeding_calls": [_seeding(s, where) for s in first.data["seeds"]],
+            "draws": [_draw(d, _Locations(t), proc_names.get(_key(t))) for t in traces1 for d in t.get("draws", [])],
+            "seeding_calls": [_seeding(s, _Locations(t), proc_names.get(_key(t))) for t in traces1 for s in t.get("seeds", [])],
         },
         "deterministic_audit": _audit(audit, audit_failure),
-        "cuda_nondeterministic_ops": _predictions(first.data, where, catalog_ops),
+        "cuda_nondeterministic_ops": _predictions(traces1, catalog_ops),
+        "compile": _compile(traces1),
+        "notes": sorted({p for t in traces1 for p in t.get("problems", [])}),
         "environment": first.data.get("environment"),
         "error": None,
     }
     report["findings"] = [f.to_dict() for f in findings(report)]
     return report
+
+
+def _headline_order(d: compare.Divergence) -> tuple:
+    """Causes first (a draw, a kernel), then values arriving from elsewhere, then paths.
+    Values arrive from the processes a process started (workers, jobs) more often than the
+    other way round, so among those the deeper process comes first."""
+    depth = d.unit.count("/")
+    return (_KIND_ORDER[d.kind], -depth if d.kind == compare.EXTERNAL_INPUT else depth, d.unit)
+
+
+def _key(trace: dict) -> Optional[str]:
+    return (trace.get("process") or {}).get("key")
+
+
+def _process_names(units: dict[str, Unit]) -> dict[str, str]:
+    """Process key -> name, for the processes of one run."""
+    out = {}
+    for unit in units.values():
+        if not unit.job:
+            out.setdefault(_key(unit.trace), unit.key)
+    return out
+
+
+def _compare_all(
+    outcomes: list[RunOutcome], units: list[dict[str, Unit]], names: dict, reasons: list[str]
+) -> tuple[list, list]:
+    """Each process (and job) of run 1 against the same one of every other run."""
+    unrecorded = {int(r.split(":")[0].split()[1]) for r in reasons if r.startswith("run ")}
+    ref_run = outcomes[0].plan.index
+    uneven_ref = _uneven(outcomes[0])
+    rows, found = [], []
+    for key in sorted(names, key=_natural):
+        present = [key in u for u in units]
+        ops = [len(u[key].ops) if key in u else None for u in units]
+        row: dict[str, Any] = {"name": key, "ops": ops, "status": "identical"}
+        quiet = not any(ops) and all(not u[key].trace.get("recorded", True) for u in units if key in u)
+        if not quiet or "/" not in key:  # helpers that never imported torch (resource trackers) are left out
+            rows.append(row)
+        if not all(present):
+            missing = [o.plan.index for o, p in zip(outcomes, present) if not p]
+            if any(n for n in ops if n) and set(missing) & unrecorded:
+                # absent where a process left no trace: not evidence of another path
+                row["status"] = "not recorded"
+                row["reason"] = f"missing from run {', '.join(map(str, missing))}, which has processes the probe could not record"
+            elif any(n for n in ops if n):
+                only = [o.plan.index for o, p in zip(outcomes, present) if p]
+                row["status"] = "diverged"
+                row["reason"] = f"ran in run{'s' if len(only) > 1 else ''} {', '.join(map(str, only))} only"
+                found.append(_missing_unit(key, outcomes, units, present))
+            continue
+        best: Optional[compare.Divergence] = None
+        for o, u in zip(outcomes[1:], units[1:]):
+            d = compare.compare_units(ref_run, units[0][key], o.plan.index, u[key], uneven_ref or _uneven(o))
+            if d is not None and (best is None or (d.reaches, -d.op_index) > (best.reaches, -best.op_index)):
+                best = d
+        if best is not None:
+            row["status"] = "diverged" if best.reaches else "benign"
+            row["reason"] = best.reason
+            found.append(best)
+    return rows, found
+
+
+def _natural(name: str) -> list:
+    """`main/worker 2` before `main/worker 10`."""
+    import re
+
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _uneven(outcome: RunOutcome) -> bool:
+    return any(d.get("stop_reason") in ("timeout", "peer-stopped") for d in outcome.roots.values())
+
+
+def _missing_unit(key, outcomes, units, present) -> compare.Divergence:
+    i = present.index(True)
+    j = present.index(False)
+    unit = units[i][key]
+    row = unit.ops[0]
+    return compare.Divergence(
+        kind=compare.CONTROL_FLOW, op_index=0, runs=(outcomes[i].plan.index, outcomes[j].plan.index),
+        ops=(unit.trace["names"][row[0]], None), locations=(row[1], -1), inputs=(row[2], 0), outputs=(row[3], 0),
+        later=0, compared=0, unit=key, reaches=True,
+        reason=f"this process ran in run {outcomes[i].plan.index} but not in run {outcomes[j].plan.index}",
+        lengths=(len(unit.ops), 0),
+    )
+
+
+def _inconclusive(outcomes: list[RunOutcome], units: list[dict[str, Unit]]) -> list[str]:
+    """Why a verdict of "identical" cannot be given: processes that were not recorded, or
+    nothing recorded at all."""
+    reasons: list[str] = []
+    for o, u in zip(outcomes, units):
+        run = o.plan.index
+        traces = [*o.roots.values(), *o.children]
+        recorded_pids = {(t.get("process") or {}).get("pid") for t in traces}
+        for data in o.roots.values():
+            for child in (data.get("children") or {}).get("unfinished", []):
+                recorded_pids.add(child["pid"])
+                if child.get("torch"):
+                    state = "was still running" if child.get("alive") else "ended"
+                    why = f": {child['error']}" if child.get("error") else " (killed, or still running when the program ended)"
+                    reasons.append(f"run {run}: process {child['pid']} imported torch but {state} without leaving its trace{why}")
+        for t in traces:
+            for spawned in t.get("spawned", []):
+                if spawned.get("python") and spawned["pid"] not in recorded_pids:
+                    command = " ".join(spawned.get("argv", [])[:3])
+                    reasons.append(
+                        f"run {run}: the Python process {spawned['pid']} ({command}) was started without the probe's "
+                        "environment (python -I/-E, or a cleared environment) and was not recorded"
+                    )
+        if not any(unit.ops for unit in u.values()):
+            reasons.append(f"run {run}: no torch op was recorded in any process, so there is nothing to compare")
+    return list(dict.fromkeys(reasons))
 
 
 def error_report(*, target: dict[str, Any], settings: dict[str, Any], failure: RunFailed) -> dict[str, Any]:
@@ -143,45 +220,60 @@ def error_report(*, target: dict[str, Any], settings: dict[str, Any], failure: R
         "settings": settings,
         "status": "error",
         "exit_code": 2,
-        "error": {"kind": failure.kind, "message": failure.message, "run": failure.run, "traceback": failure.traceback},
+        "error": {
+            "kind": failure.kind, "message": failure.message, "run": failure.run, "traceback": failure.traceback,
+            "stderr": failure.stderr,
+        },
         "findings": [],
     }
 
 
-def _run_info(o: RunOutcome, role: str) -> dict[str, Any]:
+def _run_info(o: RunOutcome, role: str, units: dict[str, Unit]) -> dict[str, Any]:
+    stops = [d.get("stop_reason") for d in o.roots.values() if d.get("stop_reason")]
     return {
         "run": o.plan.index,
         "role": role,
-        "ops": len(o.data["ops"]),
-        "stop_reason": o.data.get("stop_reason"),
-        "seconds": o.data.get("seconds"),
+        "ops": sum(len(u.ops) for u in units.values()),
+        "processes": len(o.roots) + len(o.children),
+        "stop_reason": stops[0] if stops else None,
+        "seconds": max((d.get("seconds") or 0) for d in o.roots.values()),
         "pythonhashseed": o.hash_seed or None,
         "torch_seed": o.plan.torch_seed,
     }
 
 
-def _divergence(d: compare.Divergence, outcomes: list[RunOutcome]) -> dict[str, Any]:
-    by_run = {o.plan.index: o for o in outcomes}
-    a, b = by_run[d.runs[0]], by_run[d.runs[1]]
-    where_a, where_b = _Locations(a.data), _Locations(b.data)
+def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[dict[str, Unit]]) -> dict[str, Any]:
+    by_run = {o.plan.index: (o, u) for o, u in zip(outcomes, units)}
+    (a, units_a), (b, units_b) = by_run[d.runs[0]], by_run[d.runs[1]]
+    unit_a = units_a.get(d.unit) or units_b[d.unit]
+    unit_b = units_b.get(d.unit)
+    where_a = _Locations(unit_a.trace)
+    where_b = _Locations(unit_b.trace) if unit_b else where_a
     location = where_a.get(d.locations[0])
+    process_index = unit_a.index[d.op_index] if d.op_index < len(unit_a.index) else len(unit_a.trace.get("ops", []))
     suspects: dict[tuple, dict[str, Any]] = {}
     if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW):
         # Values from Python or numpy reach torch unseen; their unseeded draws are the usual cause.
-        for o, where in ((a, where_a), (b, where_b)):
-            for draw in o.data["draws"]:
-                if draw["source"] in ("python", "numpy") and not draw["seeded"] and draw["first_op"] <= d.op_index:
-                    suspect = _draw(draw, where)
+        for unit, where in ((unit_a, where_a), (unit_b, where_b)):
+            if unit is None:
+                continue
+            for draw in unit.trace.get("draws", []):
+                if draw["source"] in ("python", "numpy") and not draw["seeded"] and draw["first_op"] <= process_index:
+                    suspect = _draw(draw, where, None)
                     suspects.setdefault((suspect["function"], _where(suspect["location"])), suspect)
-    text = _EXPLANATIONS[d.kind].format(op=d.ops[0], other=d.ops[1], why=_draw_cause(a.data, d))
+    collective = d.kind == compare.EXTERNAL_INPUT and d.inputs[0] == d.inputs[1]
+    template = _COLLECTIVE if collective else _EXPLANATIONS[d.kind]
+    text = template.format(op=d.ops[0], other=d.ops[1], why=_draw_cause(unit_a.trace, d))
     if suspects:
         text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
-    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed:
+    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects):
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
             "hash values) of strings sees a different order in each."
         )
+    sources = ["torch"] if d.kind == compare.UNSEEDED_DRAW else sorted({s["source"] for s in suspects.values()})
     return {
+        "process": d.unit,
         "kind": d.kind,
         "op_index": d.op_index,
         "runs": list(d.runs),
@@ -193,13 +285,39 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome]) -> dict[str, 
         "fingerprints": {"inputs": [_hex(d.inputs[0]), _hex(d.inputs[1])], "outputs": [_hex(d.outputs[0]), _hex(d.outputs[1])]},
         "later_divergent_ops": d.later,
         "compared_ops": d.compared,
+        "ops_per_run": list(d.lengths),
+        "reaches": d.reason,
         "explanation": text,
         "suspects": list(suspects.values()),
+        "seeding": _seeding_judged(unit_a.trace, where_a, sources, process_index),
     }
 
 
+def _benign(d: compare.Divergence, outcomes, units) -> dict[str, Any]:
+    full = _divergence(d, outcomes, units)
+    return {key: full[key] for key in ("process", "kind", "op_index", "op", "location", "later_divergent_ops")} | {
+        "reason": d.reason
+    }
+
+
+def _seeding_judged(trace: dict, where: _Locations, sources: list[str], op_index: int) -> list[dict[str, Any]]:
+    """For each generator the divergence points at: the seeding calls that ran before the
+    op and those that ran only after it (what the verdict "not seeded" was judged on)."""
+    out = []
+    for source in sources:
+        calls = [s for s in trace.get("seeds", []) if source in s["source"].split(",")]
+        before = [s for s in calls if s["first_op"] <= op_index]
+        after = [s for s in calls if s["first_op"] > op_index]
+        out.append({
+            "source": source,
+            "before": [_seeding(s, where, None) for s in before],
+            "after": [_seeding(s, where, None) for s in after],
+        })
+    return out
+
+
 def _draw_cause(data: dict[str, Any], d: compare.Divergence) -> str:
-    for draw in data["draws"]:
+    for draw in data.get("draws", []):
         if draw["location"] == d.locations[0] and draw["function"] == d.ops[0] and not draw["seeded"]:
             return "the generator was not seeded before this draw."
     return "the generator's state differed although it had been seeded (a seed that changes between runs, or a reseed from entropy)."
@@ -209,8 +327,8 @@ def _where(location: Optional[dict[str, Any]]) -> str:
     return f"{location['path']}:{location['line']}" if location else "(no user code on the stack)"
 
 
-def _draw(draw: dict[str, Any], where: _Locations) -> dict[str, Any]:
-    return {
+def _draw(draw: dict[str, Any], where: _Locations, process: Optional[str]) -> dict[str, Any]:
+    out = {
         "source": draw["source"],
         "function": draw["function"],
         "location": where.get(draw["location"]),
@@ -218,16 +336,22 @@ def _draw(draw: dict[str, Any], where: _Locations) -> dict[str, Any]:
         "count": draw["count"],
         "first_op_index": draw["first_op"],
     }
+    if process is not None:
+        out["process"] = process
+    return out
 
 
-def _seeding(call: dict[str, Any], where: _Locations) -> dict[str, Any]:
-    return {
+def _seeding(call: dict[str, Any], where: _Locations, process: Optional[str]) -> dict[str, Any]:
+    out = {
         "sources": call["source"].split(","),
         "function": call["function"],
         "location": where.get(call["location"]),
         "fixed": call["seeded"],  # False: reseeded from OS entropy
         "count": call["count"],
     }
+    if process is not None:
+        out["process"] = process
+    return out
 
 
 def _audit(audit: Optional[RunOutcome], failure: Optional[RunFailed]) -> dict[str, Any]:
@@ -235,89 +359,63 @@ def _audit(audit: Optional[RunOutcome], failure: Optional[RunFailed]) -> dict[st
         return {"status": "skipped", "alerts": [], "error": None}
     if audit is None:
         return {"status": "failed", "alerts": [], "error": failure.message if failure else None}
-    where = _Locations(audit.data)
-    alerts = [
-        {"message": a["message"], "op": a["op"], "location": where.get(a["location"]), "count": a["count"]}
-        for a in audit.data["alerts"]
-    ]
-    return {"status": "ok", "device": audit.data.get("device"), "alerts": alerts, "error": None}
-
-
-def _predictions(data: dict[str, Any], where: _Locations, catalog_ops: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     merged: dict[tuple, dict[str, Any]] = {}
-    for hit in data.get("predicted", []):
-        entry = catalog_ops.get(hit["id"], {})
-        location = where.get(hit["location"])
-        key = (hit["id"], hit["location"])
-        item = merged.get(key)
-        if item is None:
-            merged[key] = item = {
-                "id": hit["id"],
-                "summary": entry.get("summary", ""),
-                "ops": [],
-                "location": location,
-                "count": 0,
-                "backward": False,
-                "device": hit["device"],
-                "condition": entry.get("condition", ""),
-                "with_deterministic_algorithms": entry.get("with-deterministic-algorithms", ""),
-                "alternative": entry.get("alternative", ""),
-            }
-        if hit["op"] not in item["ops"]:
-            item["ops"].append(hit["op"])
-        item["count"] += hit["count"]
-        item["backward"] = item["backward"] or hit["backward"]
-    return sorted(merged.values(), key=lambda p: (_where(p["location"]), p["id"]))
-
-
-_EFFECT = {
-    "deterministic": "deterministic algorithms make it deterministic",
-    "raises": "with deterministic algorithms it raises",
-}
-
-
-def findings(report: dict[str, Any]) -> list[Finding]:
-    """The report's results as findings (for the JSON `findings` list and SARIF)."""
-    fallback = report["target"].get("path") or "<unknown>"
-    out: list[Finding] = []
-    d = report.get("divergence")
-    if d:
-        related = [
-            Related(_location(s["location"], fallback), f"unseeded {s['function']}") for s in d["suspects"] if s["location"]
-        ]
-        message = f"runs diverge at {d['op']} (op #{d['op_index'] + 1}): {d['explanation']}"
-        out.append(_finding("RPP101", d["location"], fallback, message, related))
-    for draw in report["rng"]["draws"]:
-        if not draw["seeded"]:
-            message = (
-                f"{draw['function']} draws from the global {draw['source']} generator, "
-                f"which was not seeded before it ({draw['count']} draws here)"
-            )
-            out.append(_finding("RPP102", draw["location"], fallback, message))
-    for alert in report["deterministic_audit"]["alerts"]:
-        out.append(_finding("RPP103", alert["location"], fallback, f"{alert['message']} ({alert['count']} times)"))
-    for p in report["cuda_nondeterministic_ops"]:
-        parts = [f"{p['summary']}", f"ran {p['count']} times ({', '.join(p['ops'])}{', backward pass' if p['backward'] else ''})"]
-        if p["with_deterministic_algorithms"] in _EFFECT:
-            parts.append(_EFFECT[p["with_deterministic_algorithms"]])
-        if p["alternative"]:
-            parts.append(f"alternative: {p['alternative']}")
-        out.append(_finding("RPP104", p["location"], fallback, "; ".join(parts)))
+    for trace in [*audit.roots.values(), *audit.children]:
+        where = _Locations(trace)
+        for a in trace.get("alerts", []):
+            location = where.get(a["location"])
+            key = (a["message"], a["op"], _where(location))
+            item = merged.setdefault(key, {"message": a["message"], "op": a["op"], "location": location, "count": 0})
+            item["count"] += a["count"]
+    out = {"status": "ok", "device": audit.data.get("device"), "alerts": list(merged.values()), "error": None}
+    if "compiled_graphs" in audit.data:
+        out["compiled_graphs"] = audit.data["compiled_graphs"]
     return out
 
 
-def _location(location: Optional[dict[str, Any]], fallback: str) -> Location:
-    if location is None:
-        return Location(display_path(fallback), 1, 1, 1, 1)
-    return Location(location["path"], location["line"], location["column"], location["line"], location["column"])
+def _predictions(traces: list[dict[str, Any]], catalog_ops: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: dict[tuple, dict[str, Any]] = {}
+    for data in traces:
+        where = _Locations(data)
+        for hit in data.get("predicted", []):
+            entry = catalog_ops.get(hit["id"], {})
+            location = where.get(hit["location"])
+            key = (hit["id"], _where(location), location["column"] if location else 0)
+            item = merged.get(key)
+            if item is None:
+                merged[key] = item = {
+                    "id": hit["id"],
+                    "summary": entry.get("summary", ""),
+                    "ops": [],
+                    "location": location,
+                    "count": 0,
+                    "backward": False,
+                    "device": hit["device"],
+                    "condition": entry.get("condition", ""),
+                    "with_deterministic_algorithms": entry.get("with-deterministic-algorithms", ""),
+                    "alternative": entry.get("alternative", ""),
+                }
+            if hit["op"] not in item["ops"]:
+                item["ops"].append(hit["op"])
+            item["count"] += hit["count"]
+            item["backward"] = item["backward"] or hit["backward"]
+
+    def order(p: dict[str, Any]) -> tuple:
+        loc = p["location"]
+        return (loc["path"], loc["line"], loc["column"], p["id"]) if loc else ("", 0, 0, p["id"])
+
+    return sorted(merged.values(), key=order)
 
 
-def _finding(code: str, location, fallback: str, message: str, related=None) -> Finding:
-    return Finding(
-        code=code,
-        name=PROBE_RULES[code]["name"],
-        message=message,
-        location=_location(location, fallback),
-        related=related or [],
-        severity="warning",
+def _compile(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    calls = []
+    for trace in traces:
+        where = _Locations(trace)
+        for loc, count in trace.get("compile_calls", []):
+            calls.append({"location": where.get(loc), "count": count})
+    note = (
+        "The recorded runs execute torch.compile'd code eagerly (a dispatch mode turns compilation off), so their "
+        "ops are the eager ones; the deterministic-algorithms run compiles it, so alerts from compiled kernels are seen."
+        if calls else None
     )
+    return {"calls": calls, "note": note}

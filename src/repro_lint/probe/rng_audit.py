@@ -52,6 +52,11 @@ class RngAudit:
         self.seeds: dict[tuple, _Record] = {}
         self._patched: list[tuple[Any, str, Any]] = []
 
+    def start_fresh(self) -> None:
+        """A forked child's own records; which generators are seeded is inherited."""
+        self.draws = {}
+        self.seeds = {}
+
     # -- state ---------------------------------------------------------------------------
     def is_seeded(self, source: str) -> bool:
         # `torch.manual_seed` seeds every device; `torch.cuda.manual_seed*` only CUDA ones.

@@ -11,17 +11,14 @@ import importlib
 import importlib.util
 import json
 import os
-import re
 import signal
 import sys
 import time
 import traceback
-import warnings
 from pathlib import Path
 from typing import Any
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
-_ALERT = re.compile(r"does not have a deterministic implementation|use_deterministic_algorithms")
 
 
 class TargetError(Exception):
@@ -55,9 +52,8 @@ def _run(config: dict, result: dict) -> None:
         result.update(status="no-torch", error={"type": type(exc).__name__, "message": str(exc)})
         return
 
-    from repro_lint.probe.frames import UserCode
-    from repro_lint.probe.recorder import ProbeStop, Recorder
-    from repro_lint.probe.rng_audit import RngAudit
+    from repro_lint.probe import session as sessions
+    from repro_lint.probe.recorder import ProbeStop
 
     _prepare_interpreter(target)  # only now: the probe's own imports must not see the program's folder
 
@@ -65,6 +61,10 @@ def _run(config: dict, result: dict) -> None:
         result.update(status="no-cuda", error={"type": "RuntimeError", "message": "CUDA is not available"})
         return
     result["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+    run_dir = config["run_dir"]
+    session = sessions.start_root(config, run_dir, config["root"])
+    roots = _user_roots(target)
+    _write_child_config(config, run_dir, roots)
     # Every run starts the global torch generator from its own seed, so that a program which
     # relies on whatever seed torch starts with shows it, also where a generator's default
     # seed is fixed and would hide the dependence on one machine.
@@ -75,39 +75,46 @@ def _run(config: dict, result: dict) -> None:
         # the audit; in this run it is ignored.
         torch.use_deterministic_algorithms = lambda *args, **kwargs: None
 
-    recorder: Any = None
-    user = UserCode(_user_roots(target))
-    audit = RngAudit(user, lambda: len(recorder.ops) if recorder else 0)
-    audit.install(config["rng_catalog"])
-    recorder = Recorder(
-        user, audit, max_ops=config["max_ops"], fingerprints=config["fingerprints"], predict=config["predict"]
-    )
-    alerts = _watch_alerts(recorder, user)
-    _pause_in_forked_children(recorder, audit)
-    # The first op under any dispatch mode loads torch's compiler stack (seconds); do that
-    # now, so that --timeout measures the program only.
-    recorder.recording = False
-    with recorder:
-        torch.zeros(())
-    recorder.recording = True
+    session.begin_recording(roots)
+    from repro_lint.probe.hooks import install_sinks
+
+    install_sinks(session)
+    recorder = session.recorder
+    # The audit of a program that compiles runs without the dispatch mode, which would make
+    # torch.compile run everything eagerly: alerts from compiled kernels must be seen.
+    dispatch = not config.get("compiled")
+    if dispatch:
+        # The first op under any dispatch mode loads torch's compiler stack (seconds); do that
+        # now, so that --timeout measures the program only.
+        recorder.recording = False
+        with recorder:
+            torch.zeros(())
+        recorder.recording = True
     if config.get("timeout"):
-        signal.signal(signal.SIGALRM, lambda *_: recorder.stop("timeout") if recorder.recording else None)
+        signal.signal(signal.SIGALRM, lambda *_: _time_up(recorder, dispatch))
         signal.setitimer(signal.ITIMER_REAL, float(config["timeout"]))
+    _watch_peer_stop(config, recorder)
+    held = None
     try:
         try:
-            with recorder:
-                _run_target(target)
+            if dispatch:
+                with recorder:
+                    held = _run_target(target)
+            else:
+                held = _run_target(target)
         finally:
             if config.get("timeout"):
                 signal.setitimer(signal.ITIMER_REAL, 0)
             recorder.recording = False
-            audit.active = False
+            session.audit.active = False
     except ProbeStop:
-        pass
+        # The program's frames are alive until this handler ends: what they hold is the
+        # state the recording stopped at.
+        session.final = recorder.final_state()
     except SystemExit as exc:
         if exc.code not in (None, 0):
-            error = {"type": "SystemExit", "message": f"status {exc.code}", "traceback": ""}
-            result.update(status="script-exit", error=error)
+            message = exc.code if isinstance(exc.code, str) else f"status {exc.code}"
+            result.update(status="script-exit", error={"type": "SystemExit", "message": message, "traceback": ""})
     except TargetError as exc:
         result.update(status="target-error", error={"type": "TargetError", "message": str(exc)})
     except BaseException as exc:
@@ -115,12 +122,66 @@ def _run(config: dict, result: dict) -> None:
             status="script-error",
             error={"type": type(exc).__name__, "message": str(exc), "traceback": _user_traceback(exc)},
         )
+    if session.final is None:
+        session.final = recorder.final_state()
+    if config.get("compiled"):
+        result["compiled_graphs"] = _compiled_graphs()
+    del held
     result["stop_reason"] = recorder.stop_reason
-    result.update(_trace(recorder, audit, user, alerts))
+    if result["status"] == "ok":
+        from repro_lint.probe import ending
+
+        result["children"] = ending.end_children(session, config)
+    result.update(session.trace())
     if config["snapshot"]:
         from repro_lint.probe.env_snapshot import take_snapshot
 
         result["environment"] = take_snapshot()
+
+
+def _compiled_graphs() -> int:
+    """How many graphs torch.compile built in this process (the audit's proof that it compiled)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    try:
+        return int(utils.counters["stats"]["unique_graphs"]) if utils is not None else 0
+    except Exception:
+        return 0
+
+
+def _time_up(recorder, dispatch: bool) -> None:
+    if recorder.recording or not dispatch:
+        recorder.stop("timeout")
+    if not dispatch:
+        from repro_lint.probe.recorder import ProbeStop
+
+        raise ProbeStop("timeout")  # no op hook to stop at: stop here
+
+
+def _watch_peer_stop(config: dict, recorder) -> None:
+    """Ranks of a distributed run: when another rank stopped early, stop too (the file
+    `stop` in the run's folder), so that no rank waits for a collective forever."""
+    if not config.get("ranks"):
+        return
+    import threading
+
+    flag = Path(config["run_dir"]) / "stop"
+
+    def watch():
+        while not flag.exists():
+            time.sleep(0.1)
+        if recorder.recording:
+            recorder.stop("peer-stopped")
+
+    threading.Thread(target=watch, name="repro-lint-peer-stop", daemon=True).start()
+
+
+def _write_child_config(config: dict, run_dir: str, roots: list[str]) -> None:
+    from repro_lint.probe.processes import write_json
+
+    child = {k: v for k, v in config.items() if k not in ("result_path", "snapshot", "timeout")}
+    child["user_roots"] = roots
+    child["child_torch_seed"] = (config["torch_seed"] * 31 + 7) % (2**63 - 1)
+    write_json(Path(run_dir) / "child-config.json", child)
 
 
 def _prepare_interpreter(target: dict) -> None:
@@ -136,6 +197,8 @@ def _prepare_interpreter(target: dict) -> None:
 def _user_roots(target: dict) -> list[str]:
     if target["kind"] == "script":
         return [target["path"]]
+    if target["module"].split(".")[0] in ("torch", "numpy", "repro_lint"):
+        return []  # a launcher (`-m torch.distributed.run`): the user's code is the script it runs
     try:
         spec = importlib.util.find_spec(target["module"].split(".")[0])
     except Exception:
@@ -144,22 +207,20 @@ def _user_roots(target: dict) -> list[str]:
     return locations or ([spec.origin] if spec and spec.origin else [])
 
 
-def _run_target(target: dict) -> None:
+def _run_target(target: dict) -> Any:
     import runpy
 
     if target["kind"] == "script":
         if not os.path.isfile(target["path"]):
             raise TargetError(f"no such file: {target['path']}")
-        runpy.run_path(target["path"], run_name="__main__")
-        return
+        return runpy.run_path(target["path"], run_name="__main__")  # its globals: results held to the end
     module_name, function = target["module"], target.get("function")
     if not function:
         try:
             importlib.util.find_spec(module_name)
         except ModuleNotFoundError as exc:
             raise TargetError(f"no module named {exc.name!r}") from None
-        runpy.run_module(module_name, run_name="__main__", alter_sys=True)
-        return
+        return runpy.run_module(module_name, run_name="__main__", alter_sys=True)
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -169,39 +230,7 @@ def _run_target(target: dict) -> None:
     fn = getattr(module, function, None)
     if not callable(fn):
         raise TargetError(f"module {module_name!r} has no function {function!r}")
-    fn()
-
-
-def _watch_alerts(recorder, user) -> dict[tuple, int]:
-    """Collect determinism alerts (raised as warnings with warn_only=True) with their op and line."""
-    alerts: dict[tuple, int] = {}
-    show = warnings.showwarning
-
-    def showwarning(message, category, filename, lineno, file=None, line=None):
-        text = str(message)
-        if not _ALERT.search(text):
-            return show(message, category, filename, lineno, file, line)
-        name_id, loc = recorder.current
-        if loc < 0:
-            loc = user.location_id(sys._getframe(1))
-        op = recorder.names[name_id] if name_id >= 0 else None
-        key = (text.split(". ")[0], op, loc)
-        alerts[key] = alerts.get(key, 0) + 1
-
-    warnings.showwarning = showwarning
-    # Every occurrence counts, not only the first per location.
-    warnings.filterwarnings("always", message=r"(?s).*(" + _ALERT.pattern + ")")
-    return alerts
-
-
-def _pause_in_forked_children(recorder, audit) -> None:
-    # DataLoader workers fork from the recorded process; what they record is never read.
-    def after_fork():
-        recorder.recording = False
-        audit.active = False
-
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=after_fork)
+    return fn()
 
 
 def _user_traceback(exc: BaseException) -> str:
@@ -245,34 +274,6 @@ def _path(filename: str) -> str:
 def _internal(filename: str) -> bool:
     path = os.path.realpath(filename)
     return path.startswith(_PACKAGE_DIR + os.sep) or os.path.basename(path) == "runpy.py" or filename.startswith("<frozen")
-
-
-def _trace(recorder, audit, user, alerts) -> dict:
-    def records(table):
-        return [
-            {
-                "source": r.source,
-                "function": r.function,
-                "location": r.location,
-                "seeded": r.seeded,
-                "count": r.count,
-                "first_op": r.first_op,
-            }
-            for r in table.values()
-        ]
-
-    return {
-        "names": recorder.names,
-        "ops": recorder.ops,
-        "draws": records(audit.draws),
-        "seeds": records(audit.seeds),
-        "alerts": [{"message": m, "op": op, "location": loc, "count": n} for (m, op, loc), n in alerts.items()],
-        "predicted": [
-            {"id": i, "op": op, "location": loc, "device": dev, "backward": bw, "count": n}
-            for (i, op, loc, dev, bw), n in recorder.predicted.items()
-        ],
-        "locations": user.locations,
-    }
 
 
 if __name__ == "__main__":

@@ -10,3 +10,6 @@ bits below.
 
 GLOBAL_DRAW = 1  # drew from a global generator (seeded-nondeterministic op, no generator=)
 BACKWARD = 2  # ran inside the autograd engine
+SINK = 4  # handed values to Python (`.item()`, `bool(t)`): its results leave torch
+STATE = 8  # wrote a parameter or a module buffer
+COLLECTIVE = 16  # a torch.distributed collective: inputs are not compared, results are

@@ -72,6 +72,21 @@ class Context:
         )
 
 
+def unfixed(why: str) -> str:
+    """The help sentence of a finding whose fix is not offered, and why."""
+    return f"Not fixed automatically: {why}." if why else ""
+
+
+def sentences(*parts: str) -> str:
+    """Help text made of parts (empty ones left out), each a sentence."""
+    out = []
+    for part in parts:
+        part = part.strip()
+        if part:
+            out.append(part[0].upper() + part[1:] + ("" if part.endswith((".", "?", "!", ")")) else "."))
+    return " ".join(out)
+
+
 def location(info: ModuleInfo, at: Event | tuple) -> Location:
     """Location of an event or of a (line, col, end_line, end_col) span (0-based col)."""
     if isinstance(at, Event):

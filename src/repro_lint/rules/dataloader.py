@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, EnsureFunction
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
-from repro_lint.rules import Context, location, placement, rule
+from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
 from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, _cat
 from repro_lint.rules.seeding import MAX_RELATED
 
@@ -335,15 +335,16 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
                         (AddKeyword(_span(ev), "generator", fixes["generator"]), spec),
                     )
         if target.kind == "loader":
-            what = f"`{target.api}` shuffles without `generator=`: its order (and its workers' base seed)"
+            what, consequence = f"`{target.api}` shuffles without `generator=`", "its order (and its workers' base seed)"
         elif target.api == "random_split":
-            what = "`random_split` without `generator=`: its split"
+            what, consequence = "`random_split` without `generator=`", "its split"
         else:
-            what = f"`{target.api}` without `generator=`: its order"
-        message = f"{what} is drawn from torch's global generator, so it changes whenever other code draws from that generator first"
-        if fix is None and why:
-            message += f" (not fixed automatically: {why})"
-        yield ctx.finding("RPL301", info, ev, message, fix=fix)
+            what, consequence = f"`{target.api}` without `generator=`", "its order"
+        help = sentences(
+            f"{consequence} is drawn from torch's global generator, so it changes whenever other code draws from that "
+            "generator first; pass a seeded `torch.Generator`", unfixed(why) if fix is None else "",
+        )
+        yield ctx.finding("RPL301", info, ev, what, fix=fix, help=help)
 
 
 def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
@@ -376,7 +377,8 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
         # the documented seed_worker does not reseed the dataset's own generator: a fix
         # would silence the finding and leave the duplicated draws in place
         fix = None if held or placement.not_editable(info) else _worker_fix(ctx, res, ev, call)
-        yield ctx.finding("RPL302", info, ev, _worker_message(call.target, workers, held), fix=fix)
+        message, help = _worker_message(call.target, workers, held)
+        yield ctx.finding("RPL302", info, ev, message, fix=fix, help=help)
     program = ctx.program_of(info)
     if program is not None and id(program) in lightning:
         finding = _lightning_finding(ctx, program, lightning[id(program)])
@@ -440,12 +442,13 @@ def _lightning_finding(ctx: Context, program, ev) -> Optional[Finding]:
     ]
     n = len(loaders)
     what = f"{n} DataLoader{'s' if n != 1 else ''} with workers"
-    message = (
-        f"`{api}(...)` without `workers=True`: {what} in this program get no per-worker seeding; "
-        "Lightning installs its rank-aware `worker_init_fn` on every loader without one only with `workers=True`"
+    message = f"`{api}(...)` without `workers=True`: {what} in this program get no per-worker seeding"
+    help = sentences(
+        "Lightning installs its rank-aware `worker_init_fn` on every loader without one only with `workers=True`; "
+        "pass it rather than a `worker_init_fn` (which would replace Lightning's)"
     )
     fix = Fix(f"pass `workers=True` to `{api}`", "safe", (AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), "workers", "True"),))
-    return ctx.finding("RPL302", program.entry, ev, message, related, fix=fix)
+    return ctx.finding("RPL302", program.entry, ev, message, related, fix=fix, help=help)
 
 
 def _workers(res: _Resolver, call: _Call) -> Optional[str]:
@@ -479,19 +482,26 @@ def _worker_seeded_scopes(ctx: Context) -> set:
     return out
 
 
-def _worker_message(target: _Target, workers: str, held: list) -> str:
+def _worker_message(target: _Target, workers: str, held: list) -> tuple[str, str]:
+    """The message and the help of an RPL302 finding."""
     if held:
         cls, attr, api, line = held[0]
         return (
-            f"`{target.api}` with {workers} has no `worker_init_fn=` and its dataset `{cls}` holds its own "
-            f"generator (`self.{attr} = {api}(...)`, line {line}): workers do not reseed it, so under fork "
-            "every worker gets an identical copy and repeats the same random draws; reseed it per worker "
-            "in a `worker_init_fn` (e.g. from `torch.initial_seed()` via `torch.utils.data.get_worker_info().dataset`)"
+            f"`{target.api}` with {workers} has no `worker_init_fn=`, and its dataset `{cls}` holds its own "
+            f"generator (`self.{attr} = {api}(...)`, line {line})",
+            sentences(
+                "workers do not reseed it: under fork every worker gets an identical copy and repeats the same "
+                "random draws; reseed it per worker in a `worker_init_fn` (e.g. from `torch.initial_seed()` via "
+                "`torch.utils.data.get_worker_info().dataset`)"
+            ),
         )
     return (
-        f"`{target.api}` with {workers} has no `worker_init_fn=`: since PyTorch 1.9 workers reseed "
-        "`random`, numpy's global RNG and torch from the loader's base seed, but not generator objects "
-        "a dataset holds, other libraries' RNGs, or anything on torch < 1.9; a `worker_init_fn` seeds those per worker"
+        f"`{target.api}` with {workers} has no `worker_init_fn=`",
+        sentences(
+            "since PyTorch 1.9 workers reseed `random`, numpy's global RNG and torch from the loader's base seed, "
+            "but not generator objects a dataset holds, other libraries' RNGs, or anything on torch < 1.9; "
+            "a `worker_init_fn` seeds those per worker"
+        ),
     )
 
 

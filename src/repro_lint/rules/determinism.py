@@ -24,7 +24,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program
 from repro_lint.model import Event, ModuleInfo
-from repro_lint.rules import Context, location, placement, rule
+from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
 from repro_lint.rules.torch_target import Target, torch_target
 from repro_lint.rules.training import training_of
 
@@ -152,6 +152,9 @@ class State:
     # setting -> [(occurrence, why it has no effect)]: set towards determinism, but after
     # training starts, only in a launcher's parent or only in DataLoader workers
     ignored: dict = field(default_factory=dict)
+    # framework calls whose determinism keyword is left out (`TrainingArguments(...)` without
+    # `full_determinism=`), where the process that trains makes them: where fixes switch it
+    switchable: list = field(default_factory=list)
 
     def algorithms_mode(self) -> str:
         """"on", "warn" (every switch that turns them on has warn_only=True) or "off"."""
@@ -194,10 +197,13 @@ def _compute(ctx: Context, program: Program) -> State:
             for name in names:
                 st.wrong.setdefault(name, []).append(occ)
 
-    for info, scope, ev in program.events("flag", "switch", "trainer", "env"):
+    for info, scope, ev in program.events("flag", "switch", "trainer", "env", "switchable"):
         occ = (info, scope, ev)
         data = ev.data
-        if ev.kind == "flag":
+        if ev.kind == "switchable":
+            if training.no_effect(info, scope, ev) is None and not info.is_test:
+                st.switchable.append(occ)
+        elif ev.kind == "flag":
             spec = cat["flags"].get(data["name"], {})
             if data["value"] is None or data["value"] == spec.get("deterministic"):
                 cover([data["name"], *spec.get("covers", ())], occ)
@@ -341,20 +347,25 @@ def _without_effect(st: State, setting: str, what: str) -> tuple[str, list]:
     if not ignored:
         return "", []
     (info, _, ev), why = ignored[0]
-    related = [Related(location(i, e), f"{what}: no effect here ({w})") for (i, _, e), w in ignored[:5]]
+    related = [Related(location(i, e), f"{what} here, with no effect on the training") for (i, _, e), w in ignored[:5]]
     return why, related
 
 
 def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool = False) -> Optional[Fix]:
-    """A Lightning Trainer built in the entry module: `deterministic=` is the switch (it sets
-    deterministic algorithms, which cover cuDNN, and the cuBLAS workspace itself). "warn" (the
-    algorithms only warn) when the program reaches operations that raise, when the
-    configuration asks for warnings, or for the cuDNN flags alone (`cudnn_only`: RPL401's fix
-    must not make anything raise)."""
+    """The framework's own switch, where the program has one (spec "Fixes", item 6).
+
+    A Lightning Trainer built in the entry module: `deterministic=` (it sets deterministic
+    algorithms, which cover cuDNN, and the cuBLAS workspace itself); "warn" (the algorithms
+    only warn) when the program reaches operations that raise, when the configuration asks
+    for warnings, or for the cuDNN flags alone (`cudnn_only`: RPL401's fix must not make
+    anything raise). Else a framework call with a determinism keyword left out
+    (`TrainingArguments(full_determinism=True)`, `set_seed(seed, deterministic=True)`):
+    that keyword, unsafe since it turns deterministic algorithms on with no warning form;
+    none when the program reaches operations that would then raise."""
     entry = program.entry
     lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
     if not lightning:
-        return None
+        return _keyword_fix(program, st, CUDNN_DETERMINISTIC if cudnn_only else ALGORITHMS)
     trainer = flags()["trainer"]
     raising = raising_ops(program)
     warn = cudnn_only or _warn_only(ctx) or bool(raising)
@@ -362,6 +373,22 @@ def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool =
     ev = lightning[0][2]
     edit = AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), trainer["keyword"], value)
     return Fix(f"pass {trainer['keyword']}={value} to the Trainer{_raising_words(raising)}", "safe" if warn else "unsafe", (edit,))
+
+
+def _keyword_fix(program: Program, st: State, setting: str) -> Optional[Fix]:
+    candidates = [occ for occ in st.switchable if setting in occ[2].data["sets"]]
+    if not candidates or raising_ops(program):
+        return None
+    # the switch that covers the most (`full_determinism` over `set_seed(deterministic=)`)
+    info, _, ev = max(candidates, key=lambda occ: len(occ[2].data["sets"]))
+    keyword, value = ev.data["keyword"], repr(ev.data["value"])
+    path = info.path if info is not program.entry else ""
+    edit = AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), keyword, value, path=path)
+    name = ev.data["api"].rpartition(".")[2]
+    return Fix(
+        f"pass {keyword}={value} to `{name}` (the framework's switch: it also turns deterministic algorithms on, "
+        "which raise on operations without a deterministic implementation)", "unsafe", (edit,),
+    )
 
 
 def _raising_words(raising: list) -> str:
@@ -380,10 +407,9 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
     for info, _, ev in wrong:
         yield ctx.finding(
-            "RPL401", info, ev,
-            "`torch.backends.cudnn.deterministic` is set to False: cuDNN may pick convolution algorithms "
-            "whose results differ from run to run on GPU, even with the same seed",
+            "RPL401", info, ev, "`torch.backends.cudnn.deterministic` is set to False",
             fix=_value_fix(ev, "value_span", "True", "set `torch.backends.cudnn.deterministic` to True"),
+            help=sentences("cuDNN may then pick convolution algorithms whose results differ from run to run on GPU, even with the same seed"),
         )
     if CUDNN_DETERMINISTIC in st.covered or wrong:
         return
@@ -408,13 +434,13 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     why, related = _without_effect(st, CUDNN_DETERMINISTIC, "`cudnn.deterministic` is set")
     consequence = f"cuDNN may pick convolution algorithms whose results differ from run to run on GPU, even with the same seed{note}"
     if why:
-        message = f"`torch.backends.cudnn.deterministic = True` has no effect on the training: {why}. Without it, {consequence}"
+        message = "`torch.backends.cudnn.deterministic = True` has no effect on the training"
+        help = sentences(f"it is {why}", f"without it, {consequence}", unfixed(why_not))
     else:
-        message = f"this program uses torch but never sets `torch.backends.cudnn.deterministic = True`: {consequence}"
-    if why_not:
-        message += f" (not fixed automatically: {why_not})"
+        message = "this program uses torch but never sets `torch.backends.cudnn.deterministic = True`"
+        help = sentences(f"without it, {consequence}", unfixed(why_not))
     info, at = finding_site(ctx, program)
-    yield ctx.finding("RPL401", info, at, message, related, fix=fix)
+    yield ctx.finding("RPL401", info, at, message, related, fix=fix, help=help)
 
 
 def _flags_description(what: str, place: placement.Place) -> str:
@@ -441,10 +467,12 @@ def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]
         else:
             continue
         yield ctx.finding(
-            "RPL402", info, ev,
-            f"{what} makes cuDNN time several convolution algorithms and keep "
-            "the fastest, which can differ from run to run and gives different results",
+            "RPL402", info, ev, f"{what} turns cuDNN's benchmark mode on",
             fix=_value_fix(ev, "value_span", "False", fix),
+            help=sentences(
+                "cuDNN then times several convolution algorithms and keeps the fastest, which can differ from run to "
+                "run and gives different results; turn it off"
+            ),
         )
 
 
@@ -477,20 +505,20 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     wrong = [occ for occ in st.wrong.get(ALGORITHMS, []) if occ[2].kind == "switch"]
     for info, _, ev in wrong:
         yield ctx.finding(
-            "RPL403", info, ev,
-            f"`{ev.data['api']}(...)` turns deterministic algorithms off: CUDA operations without a "
-            "deterministic default (scatter/index accumulation, pooling and interpolation backwards, ...) "
-            "may give different results from run to run",
+            "RPL403", info, ev, f"`{ev.data['api']}(...)` turns deterministic algorithms off",
             fix=_switch_on_fix(ctx, ev),
+            help=sentences(
+                "CUDA operations without a deterministic default (scatter/index accumulation, pooling and "
+                "interpolation backwards, ...) may then give different results from run to run"
+            ),
         )
     trainer = flags()["trainer"]
     value_code = f'"{trainer["warn-only-value"]}"' if warn else "True"
     for info, _, ev in st.trainers_off:
         yield ctx.finding(
-            "RPL403", info, ev,
-            "`Trainer(deterministic=False)` turns deterministic algorithms off: CUDA operations without a "
-            "deterministic default may give different results from run to run",
+            "RPL403", info, ev, "`Trainer(deterministic=False)` turns deterministic algorithms off",
             fix=_value_fix(ev, "value_span", value_code, "build the Trainer with deterministic algorithms", safety),
+            help=sentences("CUDA operations without a deterministic default may then give different results from run to run"),
         )
     if ALGORITHMS in st.covered or wrong or st.trainers_off:
         return
@@ -508,13 +536,13 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
         "and interpolation backwards, ...) stay nondeterministic"
     )
     if why:
-        message = f"`torch.use_deterministic_algorithms(True)` has no effect on the training: {why}. Without it, {consequence}"
+        message = "`torch.use_deterministic_algorithms(True)` has no effect on the training"
+        help = sentences(f"it is {why}", f"without it, {consequence}", unfixed(why_not))
     else:
-        message = f"this program never calls `torch.use_deterministic_algorithms(True)`: {consequence}"
-    if why_not:
-        message += f" (not fixed automatically: {why_not})"
+        message = "this program never calls `torch.use_deterministic_algorithms(True)`"
+        help = sentences(f"without it, {consequence}", unfixed(why_not))
     info, at = finding_site(ctx, program)
-    yield ctx.finding("RPL403", info, at, message, related, fix=fix)
+    yield ctx.finding("RPL403", info, at, message, related, fix=fix, help=help)
 
 
 def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.Place) -> Fix:
@@ -570,9 +598,9 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
                 fix = Fix(f"set {variable} to {cublas['default']!r}", "safe", (ReplaceExpression(wev.data["value_span"], repr(cublas["default"]).replace("'", '"')),))
             yield ctx.finding(
                 "RPL404", info, ev,
-                f"`{api}(...)` turns deterministic algorithms on but {variable} is set to {wev.data['value']!r}: {consequence}",
+                f"`{api}(...)` turns deterministic algorithms on but {variable} is set to {wev.data['value']!r}",
                 [Related(location(winfo, wev), f"{variable} is set here")],
-                fix=fix,
+                fix=fix, help=sentences(consequence),
             )
         else:
             env = placement.environment_place(ctx, program)
@@ -581,11 +609,10 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
                 where = "after the imports" if env.where == "after-imports" else "where the program starts"
                 fix = Fix(f"set {variable} {where}", "safe", (cublas_edit(env),))
             why, related = _without_effect(st, variable, f"{variable} is set")
-            said = f"is set only where it has no effect ({why})" if why else "is never set"
+            said = "is set only where it has no effect" if why else "is never set"
             yield ctx.finding(
-                "RPL404", info, ev,
-                f"`{api}(...)` turns deterministic algorithms on but {variable} {said}: {consequence}",
-                related, fix=fix,
+                "RPL404", info, ev, f"`{api}(...)` turns deterministic algorithms on but {variable} {said}",
+                related, fix=fix, help=sentences(f"it is {why}" if why else "", consequence),
             )
 
 

@@ -85,7 +85,13 @@ def _keyword_switch(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) 
     for entry in entries:
         arg = get_arg(node, entry["position"], entry["keyword"])
         if arg is None:
-            continue  # left out: the settings stay as they were
+            # left out: the settings stay as they were; the call is where a fix can switch them
+            if entry.get("fix") == "add" and not any(isinstance(a, ast.Starred) for a in node.args) and not any(
+                k.arg is None for k in node.keywords
+            ):
+                ex.add("switchable", node, api=qual, keyword=entry["keyword"], value=entry["deterministic"],
+                       sets=tuple(entry["sets"]), framework=entry["framework"])
+            continue
         lit = literal(arg)
         if lit is NOT_LITERAL:
             value = None  # the user's choice

@@ -13,12 +13,12 @@ import ast
 import functools
 from typing import Any, Iterable, Optional
 
-from repro_lint import catalog, extract
+from repro_lint import catalog, extract, op_conditions
 from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.findings import Finding, Related
 from repro_lint.grad_reach import grad_scopes
 from repro_lint.index import Program
-from repro_lint.rules import Context, location, rule
+from repro_lint.rules import Context, location, rule, sentences
 from repro_lint.rules.determinism import state_of
 
 _WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
@@ -92,35 +92,26 @@ def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: s
     """True, False, or ("pass", parameter) when a wrapper parameter decides."""
     if has_kwargs(node):
         return False  # what `**kwargs` holds is unknown: the user's choice
-    req = op.get("requires-argument")
-    if req is not None and api in req.get("only", (api,)):
-        arg = _arg(node, form, req)
-        if arg is None or literal(arg) is None:
-            return False
-    ex_arg = op.get("exempt-argument")
-    if ex_arg is not None:
-        arg = _arg(node, form, ex_arg, "module-position")
-        value = _value(arg) if arg is not None else NOT_LITERAL
-        if value is not NOT_LITERAL:
-            if value in ex_arg.get("values", ()):
-                return False
-            if ex_arg.get("numbers") and isinstance(value, (int, float)) and not isinstance(value, bool):
-                return False
-    spec = op.get("argument")
-    if spec is None or api in op.get("always-affected", ()):
-        return True
-    arg = _arg(node, form, spec)
-    if arg is None:
-        return False  # the default is not among the affected values
-    value = literal(arg)
-    if value is NOT_LITERAL:
-        kind, found = _resolve_name(ex, arg)
-        if kind == "param":
-            return ("pass", found)
-        if kind != "literal":
-            return False
-        value = found
-    return value in spec["values"]
+
+    def get(kind: str, spec: dict) -> Any:
+        if kind == op_conditions.LAYOUT or kind == op_conditions.ATEN_ARGUMENT:
+            # facts of the running call (sparse operands, aten-only arguments): not in source
+            return op_conditions.ABSENT if kind == op_conditions.ATEN_ARGUMENT else op_conditions.Decided(True)
+        arg = _arg(node, form, spec, "module-position" if kind == op_conditions.EXEMPT else "")
+        if arg is None:
+            return op_conditions.ABSENT
+        if kind == op_conditions.EXEMPT:
+            value = _value(arg)
+            return op_conditions.ABSENT if value is NOT_LITERAL else value
+        value = literal(arg)
+        if value is not NOT_LITERAL or kind == op_conditions.REQUIRES:
+            return value
+        found_kind, found = _resolve_name(ex, arg)
+        if found_kind == "param":
+            return op_conditions.Decided(("pass", found))
+        return found if found_kind == "literal" else op_conditions.Decided(False)
+
+    return op_conditions.evaluate(op, get, api)
 
 
 def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
@@ -204,6 +195,8 @@ extract.CALL_HOOKS.append(_literal_call)
 
 # -- messages ------------------------------------------------------------------------------
 def explain(op: dict) -> str:
+    """The help of an RPL405 finding: what the determinism switch does about the operation,
+    and the deterministic alternative where there is one."""
     if op["with-deterministic-algorithms"] == "deterministic":
         effect = "`torch.use_deterministic_algorithms(True)` switches it to a deterministic implementation"
         if op.get("warn-only-stays-nondeterministic"):
@@ -213,8 +206,8 @@ def explain(op: dict) -> str:
             "`torch.use_deterministic_algorithms(True)` makes it raise RuntimeError (it has no deterministic "
             "implementation; with warn_only=True it only warns and stays nondeterministic)"
         )
-    alternative = f"; deterministic alternative: {op['alternative']}" if op["alternative"] else ""
-    return f"{op['summary']}, so results can differ between runs; {effect}{alternative}"
+    alternative = f"deterministic alternative: {op['alternative']}" if op["alternative"] else ""
+    return sentences("results can differ between runs", effect, alternative)
 
 
 def _pick(ops: list[dict]) -> dict:
@@ -265,7 +258,8 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         if any(op["backward-only"] for op in ops) and not gradients(info, scope):
             ops = [op for op in ops if not op["backward-only"]]
         if ops:
-            yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {explain(_pick(ops))}")
+            op = _pick(ops)
+            yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {op['summary']}", help=explain(op))
     for mod, scope in program.scopes:
         info = index.modules[mod]
         recs = info.extra.get(_WRAPPERS, {}).get(scope)
@@ -293,8 +287,9 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
                 name = key.rsplit(".", 1)[-1]
                 yield ctx.finding(
                     "RPL405", info, ev,
-                    f"`{name}(...)` passes {param}={value!r} on to `{api}(...)`: {explain(op)}",
+                    f"`{name}(...)` passes {param}={value!r} on to `{api}(...)`: {op['summary']}",
                     [Related(location(winfo, span), f"`{name}` hands `{param}` to `{api}` here")],
+                    help=explain(op),
                 )
                 break
             else:

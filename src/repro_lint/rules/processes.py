@@ -19,7 +19,7 @@ from repro_lint.syntax import get_arg
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import MoveStatements
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
-from repro_lint.rules import Context, location, rule
+from repro_lint.rules import Context, location, rule, sentences
 from repro_lint.rules.seeding import source_label
 
 # Statements of the `else:` of a `__main__` guard: they run on import, never moved.
@@ -61,10 +61,17 @@ class _Catalog:
         self.remote_decorators = frozenset(data["remote"]["decorators"])
         self.remote_method: str = data["remote"]["method"]
         self.fork_reseeded = frozenset(data["fork"]["reseeded-in-child"])
+        # hand-offs whose callable runs in a new job that imports nothing of the parent's state
+        self.jobs = frozenset(k for k, v in data.get("training-launchers", {}).items() if v == "nothing")
         # every method name the hook cares about: other method calls return at once
         self.method_names = frozenset().union(
             *(p.methods for p in self.pools.values()), self.context_pools, self.context_processes, [self.remote_method]
         )
+
+    def starts_jobs(self, api: str) -> bool:
+        """Whether a hand-off runs its callable in a new job (submitit) rather than a forked or
+        spawned worker process."""
+        return api in self.jobs
 
 
 @functools.lru_cache(maxsize=1)
@@ -612,8 +619,8 @@ class _Rpl201:
         info = self.info
         where = "at module level" if cand.stmt.scope == MODULE_SCOPE else "in the `__main__` block"
         lost = " and ".join(w for w, on in (("seed", cand.seeds), ("determinism setting", cand.settings)) if on)
-        message = (
-            f"{'; '.join(cand.what)} {where} of a Hydra app, outside its `@hydra.main` function `{main}`: "
+        message = f"{'; '.join(cand.what)} {where} of a Hydra app, outside its `@hydra.main` function `{main}`"
+        help = (
             f"launchers that run `{main}` in other processes ({_cat().launchers}) never run this code there, "
             f"so the {lost} is lost and runs with the same parameters differ; set it inside `{main}`"
         )
@@ -622,10 +629,10 @@ class _Rpl201:
             related.append(Related(location(info, (main_fn.line, main_fn.col, main_fn.line, main_fn.col)), f"`{main}` is the Hydra main function"))
         if why is not None:
             reason, other = why
-            message += f" (not moved automatically: {reason})"
+            help += f". Not moved automatically: {reason}"
             if other is not None and other.span[0] != (main_fn.line if main_fn else -1):
                 related.append(Related(location(info, other.span), reason))
-        return self.ctx.finding("RPL201", info, cand.at, message, related, fix)  # type: ignore[arg-type]
+        return self.ctx.finding("RPL201", info, cand.at, message, related, fix, help=sentences(help))  # type: ignore[arg-type]
 
 
 def _suppressed(info: ModuleInfo, line: int) -> bool:
@@ -649,10 +656,15 @@ def seed_outside_hydra_main(ctx: Context, info: ModuleInfo) -> Iterable[Finding]
 
 
 # -- RPL202 ------------------------------------------------------------------------------------
-def _handoff_message(name: str, api: str, missing: list[str]) -> str:
+def _handoff_message(name: str, api: str, missing: list[str]) -> tuple[str, str]:
+    """The message and the help of an RPL202 finding."""
     cat = _cat()
     labels = [source_label(s) for s in missing]
     rngs = f"{labels[0]} RNG" if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]} RNGs"
+    message = f"`{name}` draws from {rngs} without seeding {'it' if len(labels) == 1 else 'them'}, and `{api}` runs it in other processes"
+    advice = f"seed inside `{name}` (e.g. from a per-task seed passed as an argument)"
+    if cat.starts_jobs(api):
+        return message, sentences(f"`{api}` runs it in separate jobs, which start unseeded, so results change from run to run", advice)
     copied = [s for s in missing if s not in cat.fork_reseeded]
     reseeded = [source_label(s) for s in missing if s in cat.fork_reseeded]
     fork = []
@@ -661,10 +673,8 @@ def _handoff_message(name: str, api: str, missing: list[str]) -> str:
         fork.append(f"under fork every worker repeats the parent's {_sources(copied)} {streams} (the same numbers in every worker)")
     if reseeded:
         fork.append(f"under fork {' and '.join(reseeded)} is reseeded from OS entropy in every worker")
-    return (
-        f"`{name}` draws from {rngs} without seeding {'it' if len(labels) == 1 else 'them'}, and `{api}` runs it "
-        f"in other processes: {'; '.join(fork)}; under spawn every worker starts unseeded, so results change "
-        f"from run to run. Seed inside `{name}` (e.g. from a per-task seed passed as an argument)"
+    return message, sentences(
+        f"{'; '.join(fork)}; under spawn every worker starts unseeded, so results change from run to run", advice
     )
 
 
@@ -708,4 +718,5 @@ def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         fn_info, fn = index.functions[keys[0]]
         name = fn.qual.rsplit(".", 1)[-1] if fn.class_name is None else fn.qual
         related = [Related(location(fn_info, (fn.line, fn.col, fn.line, fn.col)), f"`{name}` is defined here")]
-        yield ctx.finding("RPL202", info, ev, _handoff_message(name, ev.data["api"], missing), related)
+        message, help = _handoff_message(name, ev.data["api"], missing)
+        yield ctx.finding("RPL202", info, ev, message, related, help=help)

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from pathlib import Path
 from typing import Optional
 
 from repro_lint import catalog, extract
+from repro_lint.bounded_read import is_inside, read_text
 from repro_lint.extract import Extractor
 from repro_lint.model import ModuleInfo
 from repro_lint.syntax import argparse_dest
@@ -190,10 +192,10 @@ def hydra_seed_key(config_folder: Optional[Path], root: Optional[Path]) -> Optio
     except OSError:
         return None
     for path in files:
+        if not is_inside(os.path.realpath(path), str(root.resolve())):
+            continue  # a link out of the project
         try:
-            if not path.is_file() or path.stat().st_size > YAML_MAX_BYTES:
-                continue
-            text = path.read_text(errors="replace")
+            text = read_text(path, YAML_MAX_BYTES)  # a regular file, at most this size
         except OSError:
             continue
         for line in text.splitlines():

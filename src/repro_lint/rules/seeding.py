@@ -9,7 +9,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context, location, placement, rule
+from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
 
 MAX_RELATED = 20
@@ -66,36 +66,32 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         n = len(others)
         more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
         via = "" if entry_draws else f" (`{first_api}` in an imported module)"
-        message = (
-            f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
-        )
-        if fix is None and why:
-            message += f" (not fixed automatically: {why})"
-        yield ctx.finding("RPL101", info, where, message, related, fix)
+        message = f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
+        help = sentences(catalog.rule_docs()["RPL101"].help or "", unfixed(why) if fix is None else "")
+        yield ctx.finding("RPL101", info, where, message, related, fix, help=help)
 
 
 def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
     """Span of the first import in the entry module that (transitively) brings in `modules`."""
     index = ctx.index
     entry = program.entry
-    closure_cache: dict[str, bool] = {}
-
-    def leads(mod: str, seen: set) -> bool:
-        if mod in closure_cache:
-            return closure_cache[mod]
-        if mod in modules:
-            return True
-        if mod in seen:
-            return False
-        seen.add(mod)
-        hit = any(leads(t, seen) for t in index.imports_of.get(mod, ()))
-        closure_cache[mod] = hit
-        return hit
-
+    # one walk down the import graph for all the imports, in order: what an earlier import
+    # reaches without finding `modules` cannot lead there from a later one either
+    seen: set[str] = set()
     for imp in sorted(entry.imports, key=lambda i: (i[1], i[2])):
         mod = index.module_of(imp[0], entry)
-        if mod and mod != entry.module and leads(mod, set()):
-            return imp[1:5]
+        if not mod or mod == entry.module or mod in seen:
+            continue
+        seen.add(mod)
+        stack = [mod]
+        while stack:
+            current = stack.pop()
+            if current in modules:
+                return imp[1:5]
+            for target in index.imports_of.get(current, ()):
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
     # brought in by a config factory (`hydra.utils.instantiate`): its first call in the entry
     # module, else the Hydra main function
     calls = sorted(c[2:6] for scope, calls in entry.calls.items() for c in calls if c[0] in index.m.factories and (entry.module, scope) in program.scope_set)
@@ -135,10 +131,11 @@ def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 why = spec if isinstance(spec, str) else "no seed is in scope here"
             else:
                 fix = Fix(f"pass a seed to `{api.rsplit('.', 1)[-1]}`", "safe", (AddKeyword(target, kw, "{seed}"), spec))
-        message = f"`{api}` is created without a seed, so it draws from OS entropy and differs on every run"
-        if why:
-            message += f" (not fixed automatically: {why})"
-        yield ctx.finding("RPL102", info, ev, message, fix=fix)
+        help = sentences(
+            "it draws its state from OS entropy, so it differs on every run even when the rest of the program is "
+            "seeded; pass the program's seed", unfixed(why),
+        )
+        yield ctx.finding("RPL102", info, ev, f"`{api}` is created without a seed", fix=fix, help=help)
 
 
 # -- RPL103 ---------------------------------------------------------------------------
@@ -218,9 +215,12 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(str(n) for n in lines)
             yield ctx.finding(
                 "RPL103", info, at,
-                f"{what} draws from {rngs} before {it} seeded on {where}; "
-                f"{'this draw is' if len(drawn) == 1 else 'these draws are'} not covered by the seed",
+                f"{what} draws from {rngs} before {it} seeded on {where}",
                 [Related(location(info, seed[3]), f"{src} is seeded here") for src, seed in drawn],
+                help=sentences(
+                    f"{'this draw is' if len(drawn) == 1 else 'these draws are'} not covered by the seed and differ "
+                    "from run to run; seed before the first draw (move the seeding call up, or the draw after it)"
+                ),
             )
 
 

@@ -24,6 +24,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from repro_lint.bounded_read import TEXT_MAX_BYTES, read_regular, read_text
+
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 _SPEC = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([A-Za-z0-9.*+!_-]+)\s*$")
 _RELEASE = re.compile(r"^\s*v?(?:\d+!)?(\d+(?:\.\d+)*)")
@@ -51,6 +53,24 @@ class Target:
         if self.lower is None or limit is None:
             return True
         return self.lower < limit
+
+
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev)\d+)*(?:\+[A-Za-z0-9.]+)?")
+
+
+def setting_error(text: str) -> Optional[str]:
+    """Why `text` is not a torch release (`2.5`, `2.5.*`) or PEP 440 specifier set
+    (`>=2.1,<3`), or None when it is one."""
+    text = text.strip()
+    if not text:
+        return "it is empty"
+    if text[0] not in "<>=!~":
+        return None if _VERSION.fullmatch(text) else f"`{text}` is not a release (such as 2.5) or a specifier set (such as >=2.1)"
+    for part in text.split(","):
+        m = _SPEC.match(part)
+        if m is None or not _VERSION.fullmatch(m.group(2)):
+            return f"`{part.strip()}` is not a version specifier (such as >=2.1)"
+    return None
 
 
 def lower_bound(specifiers: str) -> Optional[tuple[int, ...]]:
@@ -155,7 +175,7 @@ def _pyproject(pyproject: Path, package: str) -> list[tuple[str, Optional[tuple[
     if not pyproject.is_file():
         return out
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+        data = tomllib.loads(read_text(pyproject))
     except (OSError, tomllib.TOMLDecodeError):
         data = {}
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
@@ -199,7 +219,7 @@ def _setup_py(path: Path) -> list[str]:
     if not path.is_file():
         return []
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = ast.parse(read_regular(path, TEXT_MAX_BYTES))
     except (OSError, SyntaxError, ValueError, RecursionError):
         return []
     assigned: dict[str, ast.AST] = {}
@@ -229,7 +249,7 @@ def _setup_cfg(path: Path) -> list[str]:
         return []
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+        parser.read_string(read_text(path))
     except (OSError, configparser.Error):
         return []
     values: list[str] = []
@@ -246,7 +266,7 @@ def _requirements_txt(req: Path, root: Path, package: str, seen: set, depth: int
         return out
     seen.add(req)
     try:
-        text = req.read_text(encoding="utf-8", errors="replace")
+        text = read_text(req)
     except OSError:
         return out
     where = req.relative_to(root).as_posix() if req.is_relative_to(root) else req.name
@@ -269,7 +289,7 @@ def _conda_environment(path: Path, root: Path, package: str) -> list[tuple[str, 
     `pip:`. A conda match spec `=1.13` means any 1.13 release; `1.13.*` likewise."""
     out: list[tuple[str, Optional[tuple[int, ...]]]] = []
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path)
     except OSError:
         return out
     names = {package, "py" + package}

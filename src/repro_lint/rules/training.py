@@ -6,7 +6,8 @@ module works out, once per program:
   function's process the one that trains (catalog `processes.toml`, `[training-launchers]`);
 - a walk of the program in execution order (statements in source order, descending into the
   project functions they call) from where the training process starts, and the first
-  statement on it that certainly trains (`.backward()`, an optimizer's `step()`);
+  statement on it that certainly trains (`.backward()`, an optimizer's `step()`, a
+  framework's `trainer.fit(...)`);
 - the functions only DataLoader workers run (`worker_init_fn=`).
 A flag set on the walk after training started, only in a launcher's parent, or only in a
 `worker_init_fn` does not count; one set somewhere the walk does not follow (a callback, a
@@ -25,15 +26,30 @@ from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context
 
-# Train events that mean training is under way (building an optimizer or a Trainer is not).
+# Train events that mean training is under way (building an optimizer or a Trainer is not);
+# a framework's training call (`trainer.fit(...)`, catalog `frameworks.toml`) is one too.
 _TRAINS = frozenset(["backward", "step"])
 # Events the walk keeps in order (the others do not matter for when flags take effect).
-_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff"])
+_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff", "runner"])
 
 
 @functools.lru_cache(maxsize=1)
 def _launchers() -> dict:
     return dict(catalog.load("processes").get("training-launchers", {}))
+
+
+@functools.lru_cache(maxsize=1)
+def _runner_trains() -> frozenset:
+    """(framework, method) of the framework calls that train (`trainer.fit(...)`)."""
+    return frozenset(
+        (r["framework"], m) for r in catalog.load("frameworks")["runners"] for m in r.get("training-methods", ())
+    )
+
+
+def _starts_training(ev: Event) -> bool:
+    if ev.kind == "train":
+        return ev.data.get("what") in _TRAINS
+    return ev.kind == "runner" and (ev.data.get("framework"), ev.data.get("method")) in _runner_trains()
 
 
 @dataclass(frozen=True)
@@ -213,10 +229,7 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
                 if record:
                     out.steps[id(what)] = (step, tuple(r for r, _ in path))
                 step += 1
-                if (
-                    record and out.start_step is None and certain and what.kind == "train"
-                    and what.data.get("what") in _TRAINS
-                ):
+                if record and out.start_step is None and certain and _starts_training(what):
                     out.start_step = step - 1
                     out.chain = path[:-1] + ((path[-1][0], (what.line, what.col, what.end_line, what.end_col)),)
                 continue

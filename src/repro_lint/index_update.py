@@ -120,14 +120,15 @@ class LiveIndex(ProjectIndex):
                 callers.add(ref)
         return out
 
-    def resolve(self, qual: str, ctx: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
+    def _resolve(self, qual: str, ctx: ModuleInfo, depth: int) -> tuple[tuple[str, ...], bool]:
         key = (qual, ctx.module)
         hit = self._resolve_cache.get(key)
         if hit is not None:
-            return hit
-        out = super().resolve(qual, ctx, depth)
-        self._resolved_in.setdefault(ctx.module, []).append(key)
-        return out
+            return hit, True
+        out, complete = super()._resolve(qual, ctx, depth)
+        if complete:  # memoised: kept under the module resolving, to be forgotten with it
+            self._resolved_in.setdefault(ctx.module, []).append(key)
+        return out, complete
 
     def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
         key = (qual, ctx.module)

@@ -64,23 +64,35 @@ def _key(f):
     return (f.code, f.location, f.message, tuple(r.location for r in f.related), f.fix and (f.fix.safety, f.fix.edits))
 
 
-def test_live_index_answers_as_a_fresh_one(tmp_path):
-    root = tmp_path
+def _write(root, files):
     (root / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
-    make_corpus.write_labs(root / "labs", 1, seed=0)
-    for rel, text in FILES.items():
+    for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    cfg = Config()
+
+
+def _live(root, cfg):
     infos = project_facts([root], cfg, root, use_cache=False)
     live = LiveIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
     live.seeding_names()
     live.entries_reaching(())
-    texts = {rel: (root / rel).read_text() for rel, *_ in EDITS}
+    return infos, live
+
+
+def _compare_after_edits(root, edits):
+    """Apply `edits` one at a time to the live index and compare it with a fresh index after
+    each: the findings of the whole project, and which programs reach which module. The
+    edited files are written too. Returns the kinds of edit made (whether each kept the
+    outline) and the fresh findings after each edit."""
+    cfg = Config()
+    infos, live = _live(root, cfg)
+    texts = {rel: (root / rel).read_text() for rel, *_ in edits}
     kinds = set()
-    for rel, old, new in EDITS:
+    seen = []
+    for rel, old, new in edits:
         assert old in texts[rel], (rel, old)
         texts[rel] = texts[rel].replace(old, new, 1)
+        (root / rel).write_text(texts[rel])
         k = str((root / rel).resolve())
         info = extract_source(root / rel, texts[rel].encode(), cfg, root)
         assert info.error is None
@@ -89,12 +101,58 @@ def test_live_index_answers_as_a_fresh_one(tmp_path):
         infos[k] = info
         found, _ = check_index(live, list(live.modules.values()), cfg)
         fresh, _ = check_facts(infos, set(infos), cfg, root)
-        assert sorted(map(_key, found), key=repr) == sorted(map(_key, fresh), key=repr), rel
+        assert sorted(map(_key, found), key=repr) == sorted(map(_key, fresh), key=repr), (rel, new)
         reaching = programs_reaching(infos, cfg, root)
-        assert {m: live.entries_reaching({m}) for m in live.modules} == {m: reaching.get(m, set()) for m in live.modules}, rel
+        assert {m: live.entries_reaching({m}) for m in live.modules} == {m: reaching.get(m, set()) for m in live.modules}, (rel, new)
+        seen.append(fresh)
+    return kinds, seen
+
+
+def test_live_index_answers_as_a_fresh_one(tmp_path):
+    make_corpus.write_labs(tmp_path / "labs", 1, seed=0)
+    _write(tmp_path, FILES)
+    kinds, seen = _compare_after_edits(tmp_path, EDITS)
     assert kinds == {True, False}  # both kinds of edit were made
     # the edits changed what is found (the comparison compared something)
-    assert {f.code for f in fresh} >= {"RPL101"}
+    assert {f.code for f in seen[-1]} >= {"RPL101"}
+
+
+# A Lightning program: `trainer.fit` makes the program reach the hooks of the project's
+# LightningModule and callbacks (framework runners), and starts its training.
+LIGHTNING = {
+    "lit/__init__.py": "",
+    "lit/model.py": (
+        "import lightning as L\nimport torch\n\n\nclass Model(L.LightningModule):\n"
+        "    def training_step(self, batch, i):\n        return batch.sum()\n\n"
+        "    def configure_optimizers(self):\n        return torch.optim.SGD(self.parameters(), lr=0.1)\n"
+    ),
+    "lit/callbacks.py": "import lightning as L\n\n\nclass Log(L.Callback):\n    def on_train_start(self, trainer, module):\n        return 0\n",
+    "fit.py": (
+        "import lightning as L\n\nfrom lit.callbacks import Log\nfrom lit.model import Model\n\n\n"
+        "def main():\n    trainer = L.Trainer(max_epochs=1, callbacks=[Log()])\n    trainer.fit(Model())\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+LIGHTNING_EDITS = [
+    ("lit/model.py", "        return batch.sum()\n", "        return batch.sum() + torch.randn(1)\n"),  # a draw in a hook
+    ("lit/callbacks.py", "        return 0\n", "        import random\n        return random.random()\n"),  # in a callback's hook
+    ("fit.py", "    trainer.fit(Model())\n", "    trainer.validate(Model())\n"),  # validate runs other hooks
+    # a hook that validate runs, added (an outline edit)
+    ("lit/model.py", "    def configure_optimizers", "    def validation_step(self, batch, i):\n        import numpy as np\n        return np.random.rand()\n\n    def configure_optimizers"),
+    ("fit.py", "    trainer.validate(Model())\n", "    L.seed_everything(0)\n    trainer.fit(Model())\n"),  # seeded, and training again
+    ("lit/model.py", "class Model(L.LightningModule):", "class Model(object):"),  # no longer a LightningModule
+    ("fit.py", "    trainer = L.Trainer(max_epochs=1, ", "    trainer = L.Trainer(deterministic=True, max_epochs=1, "),
+]
+
+
+def test_framework_hooks_follow_edits(tmp_path):
+    _write(tmp_path, LIGHTNING)
+    kinds, seen = _compare_after_edits(tmp_path, LIGHTNING_EDITS)
+    assert kinds == {True, False}
+    # the unseeded draws found after each edit: a hook's draw counts while a runner runs it
+    draws = [sorted(f.message.split("`")[1] for f in found if f.code == "RPL101") for found in seen]
+    assert draws == [["torch.randn"], ["random", "torch.randn"], ["random"], ["numpy.random.rand", "random"], [], [], []]
 
 
 HYDRA = {
@@ -110,30 +168,28 @@ HYDRA = {
 }
 
 
+HYDRA_EDITS = [
+    ("models/net.py", "        return x\n", "        return x + torch.randn(2)\n"),  # a draw in the configured model
+    ("app.py", "    model = instantiate(cfg.model)\n", "    torch.manual_seed(cfg.get('seed', 0))\n    model = instantiate(cfg.model)\n"),
+    ("models/net.py", "        return x + torch.randn(2)\n", "        return x * torch.rand(2)\n"),
+]
+
+
 def test_hydra_projects_rebuild_on_outline_edits(tmp_path):
     """What Hydra configs make an app load is worked out for the whole project at once: an
     edit inside a function is taken in place, an outline edit asks for a new index."""
     from repro_lint.index_update import RebuildNeeded
 
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
-    for rel, text in HYDRA.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, HYDRA)
+    kinds, _ = _compare_after_edits(tmp_path, HYDRA_EDITS[:1])
+    assert kinds == {True}
     cfg = Config()
-    infos = project_facts([tmp_path], cfg, tmp_path, use_cache=False)
-    live = LiveIndex(infos.values(), get_matchers(*cfg.matcher_key()), tmp_path)
-    live.seeding_names()
-    live.entries_reaching(())
-    net = tmp_path / "models" / "net.py"
-    k = str(net.resolve())
-    body = extract_source(net, HYDRA["models/net.py"].replace("return x", "return x + torch.randn(2)").encode(), cfg, tmp_path)
-    live.replace(body)
-    infos[k] = body
-    found, _ = check_index(live, list(live.modules.values()), cfg)
+    infos, live = _live(tmp_path, cfg)
     fresh, _ = check_facts(infos, set(infos), cfg, tmp_path)
-    assert sorted(map(_key, found), key=repr) == sorted(map(_key, fresh), key=repr)
     assert any(f.code == "RPL101" and "torch" in f.message for f in fresh)  # the draw in the configured model counts
-    with_method = HYDRA["models/net.py"] + "\n    def extra(self):\n        return 1\n"
+    net = tmp_path / "models" / "net.py"
+    body = live.modules["models.net"]
+    with_method = net.read_text() + "\n    def extra(self):\n        return 1\n"
     try:
         live.replace(extract_source(net, with_method.encode(), cfg, tmp_path))
     except RebuildNeeded:
@@ -141,3 +197,10 @@ def test_hydra_projects_rebuild_on_outline_edits(tmp_path):
     else:
         raise AssertionError("an outline edit in a Hydra project must ask for a new index")
     assert live.modules[body.module] is body  # and nothing was changed
+
+
+def test_hydra_body_edits_in_place(tmp_path):
+    _write(tmp_path, HYDRA)
+    kinds, seen = _compare_after_edits(tmp_path, HYDRA_EDITS)
+    assert kinds == {True}
+    assert [any(f.code == "RPL101" for f in found) for found in seen] == [True, False, False]  # seeded before the model draws

@@ -199,8 +199,7 @@ class LiveIndex(ProjectIndex):
         elif self._effects_todo:
             todo = self._effects_todo
             self._effects_todo = set()
-            # in project order, as the first time (effects within a call cycle depend on it)
-            for key in [k for k in todo if k not in self.functions] + [k for k in self.functions if k in todo]:
+            for key in todo:
                 name = self._seeders.pop(key, None)
                 if name is not None:
                     self._seed_names[name] -= 1
@@ -336,7 +335,8 @@ class LiveIndex(ProjectIndex):
 
     def _forget_effects(self, observers: set[str], old: ModuleInfo, new: ModuleInfo) -> None:
         """Forget the effects of the functions of `observers` and of every function whose
-        effects were worked out through one of them."""
+        effects were worked out through one of them (the members of a call cycle share one
+        answer, and each calls the others: forgetting one forgets them all)."""
         seeds = set(self._function_keys(old) + self._function_keys(new))
         for mod in observers:
             if mod != old.module:

@@ -314,3 +314,48 @@ def test_settings_from_pyproject_and_their_change(project):
         _, _, msg = c.wait_for(lambda m: m.get("method") == "window/showMessage", after=mark)
         assert "unknown configuration key `tool.repro-lint.bogus`" in msg["params"]["message"]
         assert _codes(c.diagnostics(uri, after=mark)) == ["RPL101"]
+
+
+NOISY = "import numpy as np\n\n\ndef noise():\n    return np.random.rand()\n"
+USES_LEAK = "from leak import noise\n\n\ndef main():\n    print(noise())\n\n\nif __name__ == '__main__':\n    main()\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_files_appearing_on_disk_are_read_as_check_reads_them(tmp_path):
+    """Files the project gains while the server runs are read as `repro-lint check` reads
+    them: a FIFO named like a module does not hang the server, and a link to a file outside
+    the project is not read (its code would show in the findings)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
+    (root / "run.py").write_text(USES_LEAK)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "leak.py").write_text(NOISY)
+    with _server(root) as c:
+        c.initialize(root)
+        uri = c.open(root / "run.py", USES_LEAK)
+        assert _codes(c.diagnostics(uri, version=1)) == []
+        os.mkfifo(root / "pipe.py")
+        (root / "leak.py").symlink_to(tmp_path / "elsewhere" / "leak.py")
+        mark = len(c.notifications)
+        c.notify("workspace/didChangeWatchedFiles", {"changes": [
+            {"uri": uri_of(root / "pipe.py"), "type": 1}, {"uri": (root / "leak.py").absolute().as_uri(), "type": 1},
+        ]})
+        version = c.change(root / "run.py", USES_LEAK.replace("print(noise())", "print(noise(), 1)"))
+        assert _codes(c.diagnostics(uri, version=version, after=mark, timeout=30)) == []
+        # a file of the project that becomes a FIFO, changed on disk
+        (root / "run2.py").write_text("x = 1\n")
+        mark = len(c.notifications)
+        c.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri_of(root / "run2.py"), "type": 1}]})
+        version = c.change(root / "run.py", USES_LEAK)
+        c.diagnostics(uri, version=version, after=mark, timeout=30)
+        (root / "run2.py").unlink()
+        os.mkfifo(root / "run2.py")
+        mark = len(c.notifications)
+        c.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": uri_of(root / "run2.py"), "type": 2}]})
+        version = c.change(root / "run.py", USES_LEAK.replace("print(noise())", "print(noise(), 2)"))
+        assert _codes(c.diagnostics(uri, version=version, after=mark, timeout=30)) == []
+        assert c.proc.poll() is None
+    # the command line agrees: the link's target is not read
+    proc = subprocess.run([sys.executable, "-m", "repro_lint", "check", "run.py", "--no-cache"], cwd=root, env=_env(), capture_output=True, text=True, timeout=120)
+    assert "RPL101" not in proc.stdout, proc.stdout

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from repro_lint.config import Config
-from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, select
+from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, read_source, select
 from repro_lint.findings import Finding
 from repro_lint.index_update import LiveIndex, RebuildNeeded
 from repro_lint.matchers import get_matchers
@@ -88,8 +88,8 @@ class ProjectState:
         for k, p in found.items():
             data = self.buffers.get(k)
             if data is None:
-                try:
-                    data = p.read_bytes()
+                try:  # as `check` reads it: not a FIFO, nor a link to a file outside the project
+                    data = read_source(p, k, self.root)
                 except OSError:
                     self.facts.pop(k, None)
                     continue
@@ -154,7 +154,7 @@ class ProjectState:
 
     def _read_disk(self, k: str) -> None:
         try:
-            data = Path(k).read_bytes()
+            data = read_source(Path(k), k, self.root)
         except OSError:
             self._files_changed = True
             return

@@ -17,6 +17,7 @@ from typing import Optional
 from lsprotocol import types
 
 from repro_lint.add_noqa import with_noqa
+from repro_lint.bounded_read import read_regular
 from repro_lint.findings import Finding
 from repro_lint.server.documents import Doc, decode_python
 from repro_lint.server.session import SOURCE, Session
@@ -151,7 +152,7 @@ def _workspace_edit(session: Session, texts: dict, document_changes: bool) -> ty
         doc = next((d for d in session.docs.values() if d.path.resolve() == path), None)
         if doc is None:  # a file the editor does not have open: edited as it is on disk
             try:
-                raw = path.read_bytes()
+                raw = read_regular(path)
                 text = raw.decode("utf-8") if path.name.endswith(".ipynb") else decode_python(raw)
             except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
                 raise ActionError(f"{path}: cannot read it: {exc}") from exc

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 from lsprotocol import types
 
 from repro_lint import __version__
+from repro_lint.bounded_read import read_regular
 from repro_lint.config import Config, ConfigError, find_config, load_config
 from repro_lint.findings import Finding, Location
 from repro_lint.project import find_root
@@ -250,7 +251,7 @@ class Session:
             return types.Location(uri=span.uri, range=_range(span))
         path = _full(loc.path)
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path)
             text = raw.decode("utf-8", errors="replace") if path.name.endswith(".ipynb") else decode_python(raw)
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
             text = ""

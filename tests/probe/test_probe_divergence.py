@@ -28,6 +28,8 @@ def test_unseeded_rand_diverges_at_the_draw(probe):
     draws = [x for x in report["rng"]["draws"] if x["location"] and x["location"]["line"] == line]
     assert draws and draws[0]["source"] == "torch" and draws[0]["seeded"] is False and draws[0]["count"] == 3
     assert {"RPP101", "RPP102"} <= {f["code"] for f in report["findings"] if f["start"]["line"] == line}
+    rpp102 = next(f for f in report["findings"] if f["code"] == "RPP102")
+    assert "Seed the generator" in rpp102["help"]  # the help line of rules/probe/RPP102.toml
     # Each compared run got its own hash seed and torch seed.
     compared = [r for r in report["runs"] if r["role"] == "compared"]
     assert len({r["pythonhashseed"] for r in compared}) == 2

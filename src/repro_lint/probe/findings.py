@@ -77,11 +77,13 @@ def _location(location: Optional[dict[str, Any]], fallback: str) -> Location:
 
 
 def _finding(code: str, location, fallback: str, message: str, related=None) -> Finding:
+    doc = catalog.probe_docs()[code]
     return Finding(
         code=code,
-        name=catalog.probe_docs()[code].name,
+        name=doc.name,
         message=message,
         location=_location(location, fallback),
         related=related or [],
         severity="warning",
+        help=doc.help or None,
     )

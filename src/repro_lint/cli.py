@@ -13,7 +13,7 @@ from typing import Optional
 
 from repro_lint import __version__
 
-SUBCOMMANDS = ("check", "rule", "rules", "clean", "probe", "env")
+SUBCOMMANDS = ("check", "rule", "rules", "clean", "probe", "env", "server")
 
 
 class UsageError(Exception):
@@ -408,7 +408,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 "       repro-lint rule CODE | rule --all | rules\n"
                 "       repro-lint clean [FOLDERS...]\n"
                 "       repro-lint probe SCRIPT [-- ARGS] | probe -m MODULE:FUNCTION\n"
-                "       repro-lint env snapshot [-o FILE] | env diff A B\n\n"
+                "       repro-lint env snapshot [-o FILE] | env diff A B\n"
+                "       repro-lint server   (a language server for editors: LSP over stdio)\n\n"
                 "Run `repro-lint check --help` for the checker's options."
             )
             return 0
@@ -430,6 +431,10 @@ def main(argv: Optional[list[str]] = None) -> int:
             from repro_lint.probe.env_cli import main as env_main
 
             return env_main(rest)
+        if cmd == "server":
+            from repro_lint.server import main as server_main
+
+            return server_main(rest)
     except (UsageError, OutputError) as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -414,18 +414,23 @@ def _findings(ctx: Context, targets: list[ModuleInfo], errors: list[str], verbos
     rule); files that could not be read add a line to `errors`."""
     findings: list[Finding] = []
     for info in targets:
-        if info.error is None:
-            continue
-        kind, message, line, col = info.error
-        if kind == "syntax-error":
-            findings.append(Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1)))
-        else:
-            errors.append(f"{info.path}: {message}")
-            if verbose and "traceback" in info.extra:
-                errors.append(info.extra["traceback"].rstrip())
+        findings.extend(error_findings(info, errors, verbose))
     findings.extend(_run_rules(ctx, {info.path for info in targets}, errors, verbose, jobs))
     findings.sort(key=lambda f: f.sort_key())
     return findings
+
+
+def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False) -> list[Finding]:
+    """RPL001 for a file that does not parse; a file that could not be read adds a line to `errors`."""
+    if info.error is None:
+        return []
+    kind, message, line, col = info.error
+    if kind == "syntax-error":
+        return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1))]
+    errors.append(f"{info.path}: {message}")
+    if verbose and "traceback" in info.extra:
+        errors.append(info.extra["traceback"].rstrip())
+    return []
 
 
 # Module rules that need no programs: with --jobs above 1 a forked copy of this process
@@ -648,14 +653,24 @@ def check_facts(
     when the targets change, at a fraction of a whole-project check's cost."""
     load_rules()
     index = ProjectIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
+    return check_index(index, [infos[k] for k in targets if k in infos], cfg, entries)
+
+
+def check_index(
+    index: ProjectIndex, targets: list[ModuleInfo], cfg: Config, entries: Optional[Iterable[str]] = None
+) -> tuple[list[Finding], list[str]]:
+    """Run the rules with a project index already built and report on `targets` (facts).
+    With `entries`, as in `check_facts`. A language server keeps one index up to date and
+    checks the open files against it this way."""
+    load_rules()
     ctx = Context(index=index, settings=cfg.settings())
     if entries is not None:
-        wanted = set(entries) | {infos[k].module for k in targets if k in infos}
+        wanted = set(entries) | {info.module for info in targets}
         ctx._programs = [
             index.program(index.modules[m]) for m in sorted(wanted) if m in index.modules and index.is_entry_point(index.modules[m])
         ]
     errors: list[str] = []
-    unique = _findings(ctx, [infos[k] for k in targets if k in infos], errors, False)
+    unique = _findings(ctx, targets, errors, False)
     return unique, errors
 
 

@@ -70,6 +70,7 @@ class ProjectIndex:
                 for mod in targets:
                     self.importers.setdefault(mod, set()).add(info.module)
         self._effects: dict[str, Effects] = {}
+        self._seeding_names: Optional[frozenset[str]] = None
         self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         # the reach walk's numbering of scopes and its memoised edges (built on first use)
         self._refs: Optional[list[ScopeRef]] = None
@@ -299,21 +300,7 @@ class ProjectIndex:
             # project order, as `by_name` does). Most names live in one or a few modules and
             # keep a tuple of (number, functions); a name defined in many keeps a bit set of
             # its modules too, so that a module seeing none of them is answered at once.
-            ids = self.module_ids
-            table: dict[str, object] = {}
-            for n, keys in self.by_name.items():
-                per: dict[int, list[str]] = {}
-                for k in keys:
-                    per.setdefault(ids[self.functions[k][0].module], []).append(k)
-                groups = tuple((i, tuple(ks)) for i, ks in per.items())
-                if len(groups) <= _FEW_MODULES:
-                    table[n] = groups
-                else:
-                    mask = 0
-                    for i, _ in groups:
-                        mask |= 1 << i
-                    table[n] = [mask, dict(groups)]
-            self._named = table
+            self._named = {n: self._named_entry(keys) for n, keys in self.by_name.items()}
         entry = self._named.get(method)
         if entry is None:
             return ()
@@ -327,6 +314,20 @@ class ProjectIndex:
             out.extend(per[low.bit_length() - 1])
             hit ^= low
         return tuple(out)
+
+    def _named_entry(self, keys: list[str]) -> object:
+        """The `_visible_named` table's entry for the functions `keys` of one name."""
+        ids = self.module_ids
+        per: dict[int, list[str]] = {}
+        for k in keys:
+            per.setdefault(ids[self.functions[k][0].module], []).append(k)
+        groups = tuple((i, tuple(ks)) for i, ks in per.items())
+        if len(groups) <= _FEW_MODULES:
+            return groups
+        mask = 0
+        for i, _ in groups:
+            mask |= 1 << i
+        return [mask, dict(groups)]
 
     def _class_lookup(self, cls_key: str, method: str, skip_own: bool) -> tuple[str, ...]:
         hierarchy = self.class_bases(cls_key)
@@ -470,6 +471,13 @@ class ProjectIndex:
                     eff.intent = True
         for m in members:
             self._effects[m] = eff
+
+    def seeding_names(self) -> frozenset[str]:
+        """Names of the project functions that seed something when called (worked out once:
+        RPL103 asks for every body that calls a function by method name)."""
+        if self._seeding_names is None:
+            self._seeding_names = frozenset(fn.name for key, (_, fn) in self.functions.items() if self.effects(key).seeds)
+        return self._seeding_names
 
     def _callee_keys(self, info: ModuleInfo, scope: str) -> Iterator[str]:
         return (k for _, keys in self.callees(info, scope) for k in keys)

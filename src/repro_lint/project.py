@@ -160,6 +160,23 @@ class Discovery:
     def _is_venv(self, folder: str) -> bool:
         return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
 
+    def finds(self, path: Path) -> bool:
+        """Whether walking the root would find the file at `path` (a source file inside the
+        root, in no skipped, ignored or excluded folder, and not ignored or excluded itself)."""
+        if not path.name.endswith(SOURCE_SUFFIXES):
+            return False
+        full = Path(self.resolve(str(path.absolute())))
+        try:
+            rel = full.relative_to(self.root)
+        except ValueError:
+            return False
+        folder = self.root
+        for part in rel.parts[:-1]:
+            folder = folder / part
+            if part in self.skip_dirs or part.endswith(".egg-info") or self._is_venv(str(folder)) or self._ignored(folder, True):
+                return False
+        return not self._ignored(full, False)
+
     def walk(self, path: Path, explicit: bool = True) -> Iterable[Path]:
         """Python files and notebooks under `path`, folders first-to-last in name order, a
         folder's files before its subfolders. An explicitly named one is always included (a

@@ -40,6 +40,9 @@ from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.model import ModuleInfo
 
 Selector = Callable[[Report], list]
+# How re-checks are done: `check_facts` over a fresh index by default; a language server
+# passes its own (same signature) that checks against the index it keeps up to date.
+CheckFacts = Callable[..., tuple]
 
 
 @dataclass
@@ -129,7 +132,10 @@ class _File:
 
 
 class _Engine:
-    def __init__(self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool) -> None:
+    def __init__(
+        self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool,
+        checker: Optional[CheckFacts] = None, reaching: Optional[dict] = None,
+    ) -> None:
         self.cfg = cfg
         self.unsafe = unsafe
         self.root = report.root
@@ -137,15 +143,17 @@ class _Engine:
         self.settings = _settings()
         self.facts = dict(report.facts) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
         self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
+        self.check_facts = checker or check_facts
         self.scope = {k for k, i in self.facts.items() if i.path in report.infos}  # the files the user asked to check
         self.original: dict[str, list] = {}  # display path -> selected findings of the original (files outside the rounds)
         self.original_errors = list(report.errors)
-        self._members(self.facts)
+        self._members(self.facts, reaching)
 
-    def _members(self, facts: dict) -> None:
+    def _members(self, facts: dict, reaching: Optional[dict] = None) -> None:
         """Which entry points' programs reach each module, and which files each program holds:
-        re-checks build only the programs that reach the files changed, and check all their files."""
-        self.reaching = programs_reaching(facts, self.cfg, self.root)
+        re-checks build only the programs that reach the files changed, and check all their files.
+        `reaching`: the answer for `facts` when the caller holds it already (an editor's index)."""
+        self.reaching = reaching if reaching is not None else programs_reaching(facts, self.cfg, self.root)
         self.members: dict[str, set] = {}
         for key, info in facts.items():
             for entry in self.reaching.get(info.module, ()):
@@ -180,7 +188,7 @@ class _Engine:
         entries: set = set()
         for key in keys:
             entries |= self.reaching.get(infos[key].module, set())
-        found, errors = check_facts(facts, keys, self.cfg, self.root, entries=entries)
+        found, errors = self.check_facts(facts, keys, self.cfg, self.root, entries=entries)
         shown = {infos[k].path: infos[k] for k in keys}
         selected = self.selector(Report(root=self.root, findings=found, infos=shown))
         by_path: dict[str, list] = {}
@@ -346,12 +354,16 @@ def apply_fixes(
     selector: Optional[Selector] = None,
     use_cache: bool = True,
     overrides: Optional[dict] = None,
+    checker: Optional[CheckFacts] = None,
+    reaching: Optional[dict] = None,
 ) -> FixOutcome:
     """Fix the fixable `findings` (already selected: `# noqa` and disabled rules are out).
 
     `selector` turns a re-check's report into selected findings the same way `findings`
     were selected (default: the configuration's selection). `overrides` maps resolved paths
-    to contents that are not on disk (stdin); those are never written."""
+    to contents that are not on disk (stdin); those are never written. `checker` and
+    `reaching` replace `check_facts` and `programs_reaching` (a language server answers both
+    from the index it keeps)."""
     overrides = overrides or {}
     outcome = FixOutcome()
     by_file: dict[str, list] = {}
@@ -364,7 +376,7 @@ def apply_fixes(
                     elsewhere.append(f)
     if not by_file:
         return outcome
-    engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache)
+    engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache, checker, reaching)
     for f in findings:
         engine.original.setdefault(f.location.path, []).append(f)
     files: list[_File] = []

@@ -167,13 +167,8 @@ def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
 
 
 def _seeding_names(ctx: Context) -> frozenset:
-    """Names of the project functions that seed something when called (once per check)."""
-    cached = ctx.__dict__.get("_seeding_names")
-    if cached is None:
-        index = ctx.index
-        cached = frozenset(fn.name for key, (_, fn) in index.functions.items() if index.effects(key).seeds)
-        ctx.__dict__["_seeding_names"] = cached
-    return cached
+    """Names of the project functions that seed something when called (once per index)."""
+    return ctx.index.seeding_names()
 
 
 @rule("RPL103", per="module")

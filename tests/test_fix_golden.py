@@ -1,4 +1,5 @@
-"""Golden fix pairs: `fixtures/fix/<CODE>/<case>.py` becomes `<case>.fixed.py` under `--fix`.
+"""Golden fix pairs: `fixtures/fix/<CODE>/<case>.py` becomes `<case>.fixed.py` under `--fix`
+(`fixtures/fix/style/` holds cases about the layout of what fixes write, whatever the rule).
 
 Each case is copied into a fresh project (with a pyproject.toml) and `repro-lint --fix` runs
 on it in a subprocess; the result is compared byte for byte (line endings, BOM, encoding
@@ -25,7 +26,8 @@ FIX_FIXTURES = REPO / "fixtures" / "fix"
 def golden_cases() -> list[Path]:
     if not FIX_FIXTURES.is_dir():
         return []
-    return sorted(p for p in FIX_FIXTURES.glob("RPL*/*.py") if not p.name.endswith(".fixed.py"))
+    cases = [*FIX_FIXTURES.glob("RPL*/*.py"), *FIX_FIXTURES.glob("style/*.py")]
+    return sorted(p for p in cases if not p.name.endswith(".fixed.py"))
 
 
 def make_case(case: Path, tmp: Path) -> tuple[Path, Path, list[str]]:
@@ -47,7 +49,7 @@ def make_case(case: Path, tmp: Path) -> tuple[Path, Path, list[str]]:
 
 def test_cases_are_found():
     codes = {p.parent.name for p in golden_cases()}
-    assert {"RPL101", "RPL102"} <= codes
+    assert {"RPL101", "RPL102", "style"} <= codes
     for case in golden_cases():
         assert case.with_name(case.stem + ".fixed.py").exists(), f"{case} has no .fixed.py"
 

@@ -116,6 +116,7 @@ def test_body_start_goes_after_the_docstring_and_the_functions_own_imports():
             def fit(self):
                 """Fit."""
                 import numpy as np
+
                 np.random.seed(7)
                 # go
                 return np.random.rand()
@@ -240,7 +241,7 @@ def test_a_name_taken_by_something_else_gets_another_alias():
     src = "random = 4\n\ndef f():\n    np = 1\n    return np\n"
     out = apply(src, [InsertStatements("body-start", "{mod:random}.seed(0)\n{mod:numpy}.random.seed(0)", function="f")])
     assert out == (
-        "import random as _random\n\nimport numpy\nrandom = 4\n\ndef f():\n    _random.seed(0)\n    numpy.random.seed(0)\n"
+        "import random as _random\n\nimport numpy\n\nrandom = 4\n\ndef f():\n    _random.seed(0)\n    numpy.random.seed(0)\n"
         "    np = 1\n    return np\n"
     )
 
@@ -248,7 +249,7 @@ def test_a_name_taken_by_something_else_gets_another_alias():
 def test_a_later_local_import_is_imported_first_where_code_is_inserted():
     src = "def f():\n    g()\n    import random\n    return random.random()\n"
     out = apply(src, [InsertStatements("body-start", "{mod:random}.seed(0)", function="f")])
-    assert out == "def f():\n    import random\n    random.seed(0)\n    g()\n    import random\n    return random.random()\n"
+    assert out == "def f():\n    import random\n\n    random.seed(0)\n    g()\n    import random\n    return random.random()\n"
 
 
 def test_import_after_the_point_is_not_reused_at_module_level():
@@ -296,6 +297,7 @@ def test_move_statements_with_comments_and_edits_inside():
         def main(cfg):
             """Run."""
             import torch
+
             # fixed seed
             torch.manual_seed(0)
             torch.backends.cudnn.benchmark = False

@@ -294,7 +294,7 @@ def test_cli_reports_and_fixes(project, cli):
     r = cli("--fix", "--no-cache", "app.py", cwd=project.root)
     assert r.returncode in (0, 1), r.stdout + r.stderr
     text = (project.root / "app.py").read_text()
-    assert '    """Doc."""\n    import torch\n    np.random.seed(SEED)\n    torch.manual_seed(SEED)\n' in text
+    assert '    """Doc."""\n    import torch\n\n    np.random.seed(SEED)\n    torch.manual_seed(SEED)\n' in text
     assert "SEED = 1234\n" in text
     assert "RPL201" not in cli("--no-cache", "app.py", cwd=project.root).stdout
 

@@ -21,12 +21,14 @@ from typing import Optional
 import libcst as cst
 
 from repro_lint.findings import Fix
+from repro_lint.fix import calls
 from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
 from repro_lint.fix.imports import OTHER, Context, Imports
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
+from repro_lint.fix.style import Style
 
 SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}")
+_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
@@ -99,7 +101,7 @@ def _parse_expression(code: str, fix_code: str) -> cst.BaseExpression:
 class Planner:
     """Collects the edits of one round for one file, then applies them all at once."""
 
-    def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict) -> None:
+    def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
@@ -107,7 +109,12 @@ class Planner:
         self.layout = Layout.of(module)
         self.module = self.layout.module
         self.default_seed = default_seed
-        self.imports = Imports(self.layout, project_roots, aliases)
+        self.style = style or Style()
+        self.lines = text.splitlines()
+        self.imports = Imports(self.layout, project_roots, aliases, self.style)
+        self.calls: dict[int, tuple] = {}  # id -> (original call, span) of calls that get keywords
+        self.layouts: dict[int, Optional[calls.CallLayout]] = {}
+        self.stale_comments: set = set()  # ids of statements whose trailing comment described a replaced value
         self.points: dict[tuple, _Point] = {}
         self.removals: dict[int, set] = {}
         self.blocks: dict[int, cst.CSTNode] = {}
@@ -118,7 +125,8 @@ class Planner:
         self.seen_edits: set = set()
         self.seed_constant: Optional[str] = None
         self.seq = 0
-        self.import_end = self.layout.import_block()[1]
+        start, self.import_end = self.layout.import_block()
+        self.had_imports = start != self.import_end
 
     # -- contexts and templates ------------------------------------------------------
     def _functions(self, qual: Optional[str]) -> tuple:
@@ -156,27 +164,29 @@ class Planner:
         local: list[str] = []
 
         def fill(match: re.Match) -> str:
+            tail = match.group(4)
             if match.group(1) == "seed":
                 expr = self._seed(spec, ctx)
                 root = _ROOT_NAME.match(expr)
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
-                return expr
+                return expr + tail
+            # `{mod:torch}.backends.cudnn` and `{attr:torch.backends.cudnn}` alike: the file's own
+            # import of the longest dotted prefix first (`import torch.backends.cudnn as cudnn` or
+            # `from torch.backends import cudnn` make them read `cudnn`), else the module's name
             if match.group(3):
-                # a submodule by the name the file already has for it (`cudnn` after `import
-                # torch.backends.cudnn as cudnn`), else as an attribute of its package
-                bound = self.imports.bound(match.group(3), ctx)
-                if bound is not None:
-                    return bound
-                root, _, rest = match.group(3).partition(".")
-                expr, stmt = self.imports.ref(root, ctx, local_ok)
-                if stmt and stmt not in local:
-                    local.append(stmt)
-                return f"{expr}.{rest}" if rest else expr
-            expr, stmt = self.imports.ref(match.group(2), ctx, local_ok)
+                module, *parts = match.group(3).split(".")
+            else:
+                module, parts = match.group(2), []
+            parts += tail.split(".")[1:]
+            for n in range(len(parts), 0, -1):
+                expr = self.imports.bound(".".join([module, *parts[:n]]), ctx)
+                if expr is not None:
+                    return ".".join([expr, *parts[n:]])
+            expr, stmt = self.imports.ref(module, ctx, local_ok)
             if stmt and stmt not in local:
                 local.append(stmt)
-            return expr
+            return ".".join([expr, *parts])
 
         return _PLACEHOLDER.sub(fill, template), local
 
@@ -242,6 +252,7 @@ class Planner:
         if call is None:
             raise FixError(code, f"call at {edit.call[0]}:{edit.call[1] + 1} not found")
         assert isinstance(call, cst.Call)
+        self.calls[id(call)] = (call, edit.call)
         pending = self.keywords.setdefault(id(call), [])
         if any(a.keyword is not None and a.keyword.value == edit.name for a in call.args) or any(n == edit.name for n, _ in pending):
             return
@@ -253,7 +264,12 @@ class Planner:
         if node is None:
             raise FixError(code, f"expression at {edit.span[0]}:{edit.span[1] + 1} not found")
         value, _ = self.expand(edit.code, spec, self._expression_context(edit.span), local_ok=False, code=code)
-        self.replacements[id(node)] = _parse_expression(value, code)
+        new = _parse_expression(value, code)
+        self.replacements[id(node)] = new
+        if _is_literal(node) and self.module.code_for_node(new) != self.module.code_for_node(node).strip("()"):
+            st = self.layout.statement_at(edit.span)
+            if st is not None and isinstance(st.node, cst.SimpleStatementLine):
+                self.stale_comments.add(id(st.node))
 
     def _insert(self, edit: InsertStatements, spec, code: str) -> None:
         if edit.key:
@@ -290,16 +306,55 @@ class Planner:
             block, ctx, style = self.module, self._module_level(index), "section"
         else:
             raise FixError(code, f"unknown insertion point `{edit.where}`")
+        guard = edit.guard
+        if guard:
+            inside = self._same_guard(block, index, guard)
+            if inside is not None:
+                # an `if` with the same condition right there (the user's, or one a previous
+                # run added): the statements join its end instead of a second `if`
+                block, index, guard, style = inside, len(inside.body), "", "plain"
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
         stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+        indent = self._block_indent(block)
+        stmts = [calls.wrap_statement(self.module, s, indent, self.style.line_length, self.module.default_indent) for s in stmts]
         if self._already_there(block, stmts):
+            return
+        stmts = self._local_imports_apart(block, index, stmts)
+        if not stmts:
             return
         point = self.points.get((id(block), index))
         if not edit.key and point is not None and any(
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=edit.guard))
+        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=guard))
+
+    def _local_imports_apart(self, block: cst.CSTNode, index: int, stmts: list) -> list:
+        """Statements to insert at `index` of a function's body right after its own imports:
+        their leading imports join those imports at their sorted place (as the import sorter
+        wants a function's import block too); the rest is returned."""
+        body = getattr(block, "body", ())
+        if not isinstance(block, cst.IndentedBlock) or not (0 < index <= len(body)) or not is_import_line(body[index - 1]):
+            return stmts
+        while stmts and is_import_line(stmts[0]) and len(stmts[0].body) == 1:
+            stmt = _with_blank_prefix(stmts.pop(0), 0)
+            at, section, name = self.imports.place_in_body(list(body), index, stmt)
+            self._add_item(block, at, _Item(_IMPORTS, section, 0, [stmt], "import", section, name))
+        return stmts
+
+    def _same_guard(self, block: cst.CSTNode, index: int, guard: str) -> Optional[cst.IndentedBlock]:
+        """The body of an `if <guard>:` (no `else`) just before or at `index` in `block`."""
+        body = getattr(block, "body", ())
+        if not isinstance(body, (list, tuple)):
+            return None
+        for j in (index - 1, index):
+            stmt = body[j] if 0 <= j < len(body) else None
+            if (
+                isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock)
+                and self.module.code_for_node(stmt.test).strip() == guard.strip()
+            ):
+                return stmt.body
+        return None
 
     def _already_there(self, block: cst.CSTNode, stmts: list) -> bool:
         """Whether the block already holds every statement to insert (the fix was applied,
@@ -336,7 +391,7 @@ class Planner:
         stmts = []
         if edit.prelude:
             text, local = self.expand(edit.prelude, spec, ctx, local_ok=True, code=code)
-            stmts = _parse_statements("".join(s + "\n" for s in local) + text, code)
+            stmts = self._local_imports_apart(block, index, _parse_statements("".join(s + "\n" for s in local) + text, code))
         self._add_item(block, index, _Item(_STATEMENTS, -1, self._next(), stmts + moved, "plain"))
 
     def _ensure_function(self, edit: EnsureFunction, spec, code: str) -> None:
@@ -350,7 +405,41 @@ class Planner:
         self._add_item(self.module, self.import_end, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
 
     # -- applying --------------------------------------------------------------------
+    def _block_indent(self, block: cst.CSTNode) -> str:
+        """The indentation of a block's statements, as the file writes it."""
+        for stmt in getattr(block, "body", ()) if isinstance(block, cst.IndentedBlock) else ():
+            pos = self.layout.positions.get(id(stmt))
+            if pos is not None and pos[0][0] <= len(self.lines):
+                line = self.lines[pos[0][0] - 1]
+                return line[: len(line) - len(line.lstrip(" \t"))]
+        return ""
+
+    def blank_after_imports(self, stmt: cst.CSTNode) -> int:
+        """Blank lines between the import block and the statement after it (isort's rule)."""
+        if _is_def(stmt):
+            return max(2, self.style.lines_after_imports)
+        return self.style.lines_after_imports if self.style.lines_after_imports >= 0 else 1
+
+    def _plan_layouts(self) -> None:
+        added: dict[int, list] = {}
+        per_line: dict[int, int] = {}  # what the keywords add to each line (calls on one line)
+        for oid, (call, span) in self.calls.items():
+            pending = self.keywords.get(oid)
+            if not pending:
+                continue
+            added[oid] = [calls.keyword_text(name, self.module.code_for_node(value)) for name, value in pending]
+            if span[0] == span[2]:
+                per_line[span[0]] = per_line.get(span[0], 0) + calls.added_length(call, added[oid])
+        for oid, texts in added.items():
+            call, span = self.calls[oid]
+            st = self.layout.statement_at(span)
+            self.layouts[oid] = calls.plan(
+                self.module, call, span, self.lines, st.start[0] if st is not None else span[0], texts,
+                self.style.line_length, self.module.default_indent, per_line.get(span[0], 0) if span[0] == span[2] else 0,
+            )
+
     def build(self) -> str:
+        self._plan_layouts()
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             stmt = cst.parse_statement(imp.code + "\n")
@@ -390,7 +479,9 @@ class _Transformer(cst.CSTTransformer):
         plan = self.plan
         oid = id(original)
         if oid in plan.keywords and plan.keywords[oid]:
-            updated = _with_keywords(updated, plan.keywords[oid], plan.module.default_indent)
+            updated = calls.with_keywords(updated, plan.keywords[oid], plan.module.default_indent, plan.layouts.get(oid))
+        if oid in plan.stale_comments:
+            updated = _without_stale_comment(updated)
         if oid in plan.replacements:
             updated = _replacement(updated, plan.replacements[oid])
         if self.with_blocks and oid in plan.blocks:
@@ -441,7 +532,7 @@ class _Transformer(cst.CSTTransformer):
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
-        prev_section = sections.section_of_statement(prev) if is_module else -1
+        prev_section = sections.section_of_statement(prev) if is_module or is_import_line(prev) else -1
         for item in imports:
             stmt = item.stmts[0]
             blank = 1 if prev is not None and prev_section != item.section else 0
@@ -456,6 +547,9 @@ class _Transformer(cst.CSTTransformer):
                 elif is_module and prev is not None and _is_def(prev):
                     blank = 2
                 elif first_other and item.style == "section" and prev is not None:
+                    blank = self.plan.blank_after_imports(stmt) if is_import_line(prev) else 1
+                elif not is_module and prev is not None and is_import_line(prev) and not is_import_line(stmt):
+                    # code after a function's own imports stands apart from them, as formatters want
                     blank = 1
                 elif j == 0 and is_module and prev_group == _CONSTANT and item.group != _CONSTANT:
                     blank = 1  # `SEED = 0`, then a blank line, then what uses it
@@ -472,15 +566,34 @@ class _Transformer(cst.CSTTransformer):
             prev_group = item.group
         if nxt is not None and out:
             last = out[-1]
-            if is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
+            if (
+                is_module and imports and not others and not self.plan.had_imports
+                and point.index == self.plan.import_end and sections.section_of_statement(nxt) == OTHER
+            ):
+                # a new import block: the blank lines after it are isort's
+                nxt = _with_blank_prefix(nxt, self.plan.blank_after_imports(nxt))
+            elif is_module and (_is_def(last) and _blank_prefix(nxt) < 2 or _is_def(nxt) and _blank_prefix(nxt) == 0):
                 nxt = _with_blank_prefix(nxt, 2)
-            elif is_module and not others and imports:
+            elif (
+                is_module and others and point.index == self.plan.import_end and before and is_import_line(before[-1])
+                and 1 < _blank_prefix(nxt) <= _blank_prefix(out[len(imports)]) and not _is_def(nxt) and not _is_def(last)
+            ):
+                # the statements added below the imports took the blank lines after them
+                nxt = _with_blank_prefix(nxt, 1)
+            elif not is_module and is_import_line(last) and not is_import_line(nxt) and _blank_prefix(nxt) < 1:
+                nxt = _with_blank_prefix(nxt, 1)
+            elif not others and imports and (is_module or is_import_line(nxt)):
                 nxt_section = sections.section_of_statement(nxt)
                 if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1:
                     nxt = _with_blank_prefix(nxt, 1)
-                elif nxt_section == imports[-1].section and imports[0].section == nxt_section:
-                    # joining the section of the next import: its header comments move up
-                    out[0] = out[0].with_changes(leading_lines=list(nxt.leading_lines))
+                elif nxt_section == imports[-1].section:
+                    # joining the section of the next import: its blank line and header comments
+                    # move up to the first new import of that section
+                    first = next(j for j, item in enumerate(imports) if item.section == nxt_section)
+                    moved = out[first].with_changes(leading_lines=list(nxt.leading_lines))
+                    if first > 0 and _blank_prefix(moved) < 1:
+                        moved = _with_blank_prefix(moved, 1)  # still apart from the new import of the section before
+                    out[first] = moved
                     nxt = nxt.with_changes(leading_lines=[])
         return out, nxt
 
@@ -523,44 +636,25 @@ def _replacement(updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.Ba
     return new
 
 
-def _plain_whitespace(ws):
-    """Whitespace after a comma, without the comment it may carry (it must not be copied)."""
-    if isinstance(ws, cst.ParenthesizedWhitespace):
-        return ws.with_changes(
-            first_line=cst.TrailingWhitespace(), empty_lines=[],
-        )
-    return ws
+_DIRECTIVE = re.compile(r"#\s*(noqa|type:|pragma|pylint:|fmt:|isort:|nosec|mypy:|pyright:|ruff:)", re.IGNORECASE)
+_LITERAL = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
 
 
-def _with_keywords(call: cst.Call, keywords: list, indent: str) -> cst.Call:
-    args = list(call.args)
-    for name, value in keywords:
-        new = cst.Arg(
-            value=value, keyword=cst.Name(name),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-        )
-        if not args:
-            before = call.whitespace_before_args
-            if isinstance(before, cst.ParenthesizedWhitespace):
-                # `f(\n    # comment\n)`: the argument on its own line, `)` stays on its own
-                closing = before.last_line
-                call = call.with_changes(whitespace_before_args=before.with_changes(last_line=cst.SimpleWhitespace(closing.value + indent)))
-                new = new.with_changes(comma=cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(indent=before.indent, last_line=closing)))
-            args.append(new)
-            continue
-        last = args[-1]
-        if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
-            between = _plain_whitespace(args[-2].comma.whitespace_after)
-        else:
-            between = cst.SimpleWhitespace(" ")
-        if isinstance(last.comma, cst.Comma):
-            # a trailing comma: the new argument takes it, on a line of its own like the others
-            if not isinstance(between, cst.ParenthesizedWhitespace) and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-                between = _plain_whitespace(call.whitespace_before_args)
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before, whitespace_after=between))
-            args.append(new.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace(""))))
-        else:
-            # what followed the last argument (a comment, the line break before `)`) follows the new one
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=between), whitespace_after_arg=cst.SimpleWhitespace(""))
-            args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
+def _is_literal(node: cst.CSTNode) -> bool:
+    """A value a fix flips (`True` -> `False`, a wrong string): what a comment may describe."""
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _is_literal(node.expression)
+    return isinstance(node, _LITERAL)
+
+
+def _without_stale_comment(stmt):
+    """A statement whose value was flipped, without the trailing comment that described the
+    old value (`benchmark = True  # faster`); tool directives (`# noqa`, `# type:`) stay."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return stmt
+    trailing = stmt.trailing_whitespace
+    if trailing.comment is None or _DIRECTIVE.search(trailing.comment.value):
+        return stmt
+    return stmt.with_changes(trailing_whitespace=trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None))

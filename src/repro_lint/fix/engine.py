@@ -3,9 +3,13 @@
 `apply_fixes` fixes every file that has fixable findings, in rounds:
 1. each file gets the fixes of its findings (safe ones; unsafe ones too with `unsafe=True`),
    applied by `apply.Planner`; the result must compile;
-2. the new texts are checked again, in memory, against the same project (one check for all
-   the files changed in the round, building only the programs that reach them), and the
-   fixes of what is still fixable are applied in the next round, until nothing changes;
+2. the new texts are checked again, in memory, against the same project: the files changed
+   in the round and every other file of the programs that reach them (one check, building
+   only those programs), because a fix in one file can reveal a finding in another (a
+   seed gives the whole program determinism intent, and then a `cudnn.benchmark = True`
+   elsewhere in it is reported). The fixes of what is still fixable, in the changed files
+   and in the files where findings appeared, are applied in the next round, until nothing
+   changes: one run reaches the state that a second run would leave alone;
 3. each file's result must not have findings or errors its original did not have.
    Otherwise that file is left as it was and the failure is reported with the rule codes
    to blame (found by applying each rule's fixes alone);
@@ -22,7 +26,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from repro_lint import catalog
 from repro_lint.config import Config
@@ -31,6 +35,7 @@ from repro_lint.findings import Finding
 from repro_lint.fix.apply import FixError, Planner
 from repro_lint.fix.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
+from repro_lint.fix.style import style_for
 from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.model import ModuleInfo
 
@@ -113,12 +118,13 @@ class _File:
     codes: set = field(default_factory=set)  # rules whose fixes were applied
     failure: Optional[_Failed] = None
     start: list = field(default_factory=list)  # the findings it started with
+    revealed: bool = False  # joined the rounds because other files' fixes revealed its findings
 
     def fresh(self) -> "_File":
         """The same file back at its start."""
         return _File(
             self.display, self.key, self.src, list(self.start), self.baseline, self.base_errors, self.src.text,
-            findings=self.baseline, errors=self.base_errors, start=self.start,
+            findings=self.baseline, errors=self.base_errors, start=self.start, revealed=self.revealed,
         )
 
 
@@ -131,44 +137,64 @@ class _Engine:
         self.settings = _settings()
         self.facts = dict(report.facts) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
         self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
-        # re-checks build only the programs that reach the files checked (found once, on the original)
-        self.reaching = programs_reaching(self.facts, cfg, report.root)
+        self.scope = {k for k, i in self.facts.items() if i.path in report.infos}  # the files the user asked to check
+        self.original: dict[str, list] = {}  # display path -> selected findings of the original (files outside the rounds)
+        self.original_errors = list(report.errors)
+        self._members(self.facts)
+
+    def _members(self, facts: dict) -> None:
+        """Which entry points' programs reach each module, and which files each program holds:
+        re-checks build only the programs that reach the files changed, and check all their files."""
+        self.reaching = programs_reaching(facts, self.cfg, self.root)
+        self.members: dict[str, set] = {}
+        for key, info in facts.items():
+            for entry in self.reaching.get(info.module, ()):
+                self.members.setdefault(entry, set()).add(key)
 
     def allowed(self, f: Finding, only: Optional[str] = None) -> bool:
         return f.fixable and (f.fix.safety == "safe" or self.unsafe) and (only is None or f.code == only)  # type: ignore[union-attr]
 
     # -- checking texts in memory --------------------------------------------------------
-    def check(self, files: list, targets: list) -> dict:
-        """Check `targets` (files) with every file of `files` at its current text.
-
-        Returns display -> (facts, selected findings, errors) for the targets."""
+    def current_facts(self, files: list, wanted: Optional[set] = None) -> tuple[dict, dict]:
+        """(every project file's facts with `files` at their current text, the facts of those
+        of `files` that were extracted again: the changed ones and the `wanted` ones (ids))."""
         facts = dict(self.facts)
         infos = {}
-        wanted = {id(f) for f in targets}
         for f in files:
-            if f.text != f.src.text or id(f) in wanted:
+            if f.text != f.src.text or (wanted is not None and id(f) in wanted):
                 info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root)
                 facts[f.key] = info
                 infos[f.key] = info
+        return facts, infos
+
+    def check(self, files: list, targets: list, others: Iterable[str] = (), facts: Optional[tuple] = None) -> dict:
+        """Check `targets` (files) and `others` (resolved paths of files that are not among
+        `files`, at their text on disk) with every file of `files` at its current text.
+
+        Returns display -> (facts, selected findings, errors) for the targets, and resolved
+        path -> the same for `others`."""
+        facts, infos = facts or self.current_facts(files, {id(f) for f in targets})
+        for key in others:
+            infos[key] = facts[key]
+        keys = {f.key for f in targets} | set(others)
         entries: set = set()
-        for f in targets:
-            entries |= self.reaching.get(infos[f.key].module, set())
-        found, errors = check_facts(facts, {f.key for f in targets}, self.cfg, self.root, entries=entries)
-        shown = {infos[f.key].path: infos[f.key] for f in targets}
+        for key in keys:
+            entries |= self.reaching.get(infos[key].module, set())
+        found, errors = check_facts(facts, keys, self.cfg, self.root, entries=entries)
+        shown = {infos[k].path: infos[k] for k in keys}
         selected = self.selector(Report(root=self.root, findings=found, infos=shown))
+        by_path: dict[str, list] = {}
+        for x in selected:
+            by_path.setdefault(x.location.path, []).append(x)
         out = {}
-        for f in targets:
-            info = infos[f.key]
-            out[f.display] = (
-                info,
-                [x for x in selected if x.location.path == info.path],
-                [e for e in errors if e.startswith(f"{info.path}: ")],
-            )
+        for name, key in [*((f.display, f.key) for f in targets), *((k, k) for k in others)]:
+            info = infos[key]
+            out[name] = (info, by_path.get(info.path, []), [e for e in errors if e.startswith(f"{info.path}: ")])
         return out
 
     # -- rounds ----------------------------------------------------------------------------
-    def apply(self, text: str, findings: list) -> str:
-        planner = Planner(text, str(self.cfg.seed), self.project_roots, self.settings["aliases"])
+    def apply(self, f: _File, text: str, findings: list) -> str:
+        planner = Planner(text, str(self.cfg.seed), self.project_roots, self.settings["aliases"], style_for(f.src.path, self.root))
         for f in findings:
             try:
                 planner.add(f.fix, f.code)
@@ -179,9 +205,10 @@ class _Engine:
         except FixError as exc:
             raise _Failed([exc.code], exc.message)
 
-    def rounds(self, files: list, only: Optional[str] = None) -> None:
+    def rounds(self, files: list, only: Optional[str] = None, spread: bool = True) -> None:
         """Fix `files` until nothing changes (`only`: the fixes of that rule alone); a file
-        that fails gets its `failure` and goes back to its original text."""
+        that fails gets its `failure` and goes back to its original text. With `spread`, a
+        file outside `files` where a round's changes reveal fixable findings joins them."""
         for _ in range(self.settings["rounds"]):
             changed: dict = {}
             for f in files:
@@ -189,20 +216,26 @@ class _Engine:
                 if f.failure is not None or not todo:
                     continue
                 try:
-                    new = self.apply(f.text, todo)
+                    new = self.apply(f, f.text, todo)
                     if new != f.text:
                         self._compiles(f, new, todo)
                         changed[f.display] = (new, todo)
                 except (_Failed, SourceError) as exc:
                     self._fail(f, exc, todo)
             if not changed:
-                return
+                break
             old = {f.display: f.text for f in files}
             targets = [f for f in files if f.display in changed]
             for f in targets:
                 f.text = changed[f.display][0]
             try:
-                results = self.check(files, targets)
+                facts, infos = self.current_facts(files, {id(f) for f in targets})
+                if spread:
+                    self._members(facts)
+                others = self._revealed_scope(files, targets, facts) if spread else set()
+                watched = [f for f in files if f.key in others and f.failure is None and f not in targets]
+                others -= {f.key for f in files}
+                results = self.check(files, targets + watched, others, facts=(facts, infos))
             except SourceError as exc:
                 for f in targets:
                     f.text = old[f.display]
@@ -218,16 +251,51 @@ class _Engine:
                 f.fixed += _count_fixed(todo, f.findings, after)
                 f.codes.update(x.code for x in todo)
                 f.info, f.findings, f.errors, f.todo = info, after, errors, after
+            for f in watched:
+                _, f.findings, f.errors = results[f.display]
+                f.todo = f.findings
+            for key in sorted(others):
+                self._join(files, key, results[key], only)
         for f in files:
             todo = [x for x in f.todo if self.allowed(x, only)]
             if f.failure is None and todo:
                 try:
-                    settled = self.apply(f.text, todo) == f.text
+                    settled = self.apply(f, f.text, todo) == f.text
                 except _Failed as exc:
                     self._fail(f, exc, todo)
                     continue
                 if not settled:
                     self._fail(f, _Failed(_codes(todo), f"fixes did not settle after {self.settings['rounds']} rounds"), todo)
+
+    def _revealed_scope(self, files: list, targets: list, facts: dict) -> set:
+        """Resolved paths of the files, among those the user asked to check, that the
+        programs reaching this round's changed files hold: where findings can appear."""
+        entries: set = set()
+        for f in targets:
+            entries |= self.reaching.get(facts[f.key].module, set())
+        out: set = set()
+        for entry in entries:
+            out |= self.members.get(entry, set())
+        return (out & self.scope) - {f.key for f in targets}
+
+    def _join(self, files: list, key: str, result: tuple, only: Optional[str]) -> None:
+        """A file where fixable findings appeared after other files' fixes joins the rounds."""
+        info, found, errors = result
+        todo = [x for x in found if self.allowed(x, only)]
+        if not todo or info.error is not None:
+            return
+        display = info.path
+        try:
+            src = SourceFile.read(Path(display))
+        except (OSError, SourceError):
+            return  # it stays as it is; a later run reports it
+        if hashlib.blake2b(src.raw, digest_size=16).hexdigest() != self.facts[key].digest:
+            return
+        baseline = self.original.get(display, [])
+        base_errors = [e for e in self.original_errors if e.startswith(f"{display}: ")]
+        joined = _File(display, key, src, todo, baseline, base_errors, src.text, info, found, errors, start=todo)
+        joined.revealed = True
+        files.append(joined)
 
     @staticmethod
     def _fail(f: _File, exc: Exception, todo: list) -> None:
@@ -262,7 +330,7 @@ class _Engine:
         guilty = []
         for code in codes:
             alone = f.fresh()
-            self.rounds([alone], only=code)
+            self.rounds([alone], only=code, spread=False)
             if alone.failure is not None or (alone.text != f.src.text and self.problem(alone)):
                 guilty.append(code)
         return guilty or codes
@@ -297,6 +365,8 @@ def apply_fixes(
     if not by_file:
         return outcome
     engine = _Engine(report, cfg, unsafe, jobs, selector or (lambda r: select(r, cfg)), use_cache)
+    for f in findings:
+        engine.original.setdefault(f.location.path, []).append(f)
     files: list[_File] = []
     for display in sorted(by_file):
         path = Path(display)

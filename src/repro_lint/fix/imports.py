@@ -9,15 +9,17 @@ that section is sorted, with the conventional alias (`np`) when that name is fre
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
+from repro_lint.fix.style import Style
 from repro_lint.stdlib import stdlib_module_names
 
-FUTURE, STDLIB, THIRD_PARTY, PROJECT, OTHER = range(5)
+FUTURE, STDLIB, THIRD_PARTY, PROJECT, LOCAL, OTHER = range(6)
 
 
 @dataclass(frozen=True)
@@ -51,12 +53,13 @@ def _bound_module(b: Binding) -> Optional[str]:
     """The module a binding makes its name refer to (None: not a module we know)."""
     if b.kind == "import-sub":
         return b.module.split(".", 1)[0] if b.module else None
-    return b.module if b.kind == "import" else None
+    return b.module if b.kind in ("import", "typing") else None
 
 
 class Imports:
-    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict) -> None:
+    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
         self.layout = layout
+        self.style = style or Style()
         self.project_roots = project_roots
         self.aliases = aliases
         self.new: list[NewImport] = []
@@ -88,10 +91,14 @@ class Imports:
 
     def bound(self, module: str, ctx: Context) -> Optional[str]:
         """An expression naming `module` through an import the file already has, usable at
-        `ctx`; None when it has none."""
+        `ctx` (at module level, or the enclosing function's own earlier import); None when it
+        has none."""
         for name, expr, binding in self._existing(module):
             if (ctx.late or binding.top < ctx.top) and self._shadow(name, ctx, module) == "free":
                 return expr
+        local = self._local(module, ctx)
+        if local is not None and any(b.line < ctx.line for b in self.layout.functions[ctx.functions[0]].bindings[local[0]]):
+            return local[0]
         return None
 
     def _existing(self, module: str):
@@ -99,7 +106,7 @@ class Imports:
         found = []
         for name, bindings in self.layout.module_bindings.items():
             for b in bindings:
-                if b.in_main or b.module is None:
+                if b.in_main or b.module is None or b.kind == "typing":
                     continue
                 if b.module != module:
                     continue
@@ -171,11 +178,19 @@ class Imports:
 
     # -- placing new imports ---------------------------------------------------------
     def section(self, module: str, level: int = 0) -> int:
+        """The isort section of a module: the project's settings first, then the usual
+        classification (standard library, the project's own top-level modules)."""
         root = module.split(".", 1)[0]
         if level:
-            return PROJECT
+            return LOCAL
         if root == "__future__":
             return FUTURE
+        if _listed(module, self.style.known_local_folder):
+            return LOCAL
+        if _listed(module, self.style.known_first_party):
+            return PROJECT
+        if _listed(module, self.style.known_third_party):
+            return THIRD_PARTY
         if root in stdlib_module_names():
             return STDLIB
         if root in self.project_roots:
@@ -193,33 +208,84 @@ class Imports:
         name = dotted(first.module) if first.module is not None else ""
         return self.section(name, len(first.relative)), "from", name
 
-    def placement(self, imp: NewImport) -> int:
-        """Index in the module body before which the new import goes."""
+    def _sort_key(self, kind: str, module: str, alias: str = "") -> tuple:
+        """isort's order within a section: `import x` lines before `from x import y` lines
+        (unless `force-sort-within-sections`), then by module name, case-insensitively and
+        with numbers in their natural order."""
+        name = (_natural(module.lower()), _natural(module), alias)
+        rank = 0 if kind == "import" else 1
+        return (name, rank) if self.style.force_sort_within_sections else (rank, name)
+
+    def _line_key(self, stmt: cst.CSTNode, kind: str, module: str) -> tuple:
+        alias = ""
+        first = stmt.body[0]  # type: ignore[attr-defined]
+        if kind == "import" and first.names[0].asname is not None:
+            alias = first.names[0].evaluated_alias or ""
+        return self._sort_key(kind, module, alias)
+
+    def _runs(self) -> list[list[tuple]]:
+        """The import block's runs of consecutive import lines (a `try:` block or other
+        statement between imports ends a run, as it ends the sorter's block), each line as
+        (index, section, kind, module, sort key)."""
         start, end = self.layout.import_block()
         body = self.layout.module.body
-        mine = self.section(imp.module)
-        key = imp.module.lower()
-        lines = [(i, *self.statement_section(body[i])) for i in range(start, end)]
-        same = [ln for ln in lines if ln[1] == mine]
-        if same:
-            plain = [ln for ln in same if ln[2] == "import"]
-            pool = plain or same
-            names = [ln[3].lower() for ln in pool]
-            if names == sorted(names):
-                for ln in pool:
-                    if ln[3].lower() > key:
-                        return ln[0]
-                return pool[-1][0] + 1
-            return same[-1][0] + 1
-        for ln in lines:
-            if ln[1] != OTHER and ln[1] > mine:
-                return ln[0]
-        after = [ln for ln in lines if ln[1] != OTHER and ln[1] < mine]
-        if after:
-            return after[-1][0] + 1
-        if mine == FUTURE:
+        runs: list[list[tuple]] = [[]]
+        for i in range(start, end):
+            section, kind, module = self.statement_section(body[i])
+            if section == OTHER:
+                if runs[-1]:
+                    runs.append([])
+                continue
+            runs[-1].append((i, section, kind, module, self._line_key(body[i], kind, module)))
+        return [r for r in runs if r]
+
+    def placement(self, imp: NewImport) -> int:
+        """Index in the module body before which the new import goes.
+
+        In a section that is sorted, at its sorted place; in one that is not, next to the
+        section's `import` lines (at their sorted place if those are in order), without
+        moving the user's lines; a section the block lacks goes between the sections
+        before and after it."""
+        start, end = self.layout.import_block()
+        runs = self._runs()
+        if not runs:
             return start
-        return end if lines else start
+        mine = self.section(imp.module)
+        if mine == FUTURE:
+            return runs[0][0][0]
+        run = next((r for r in runs if any(ln[1] == mine for ln in r)), runs[0])
+        return self._place_in_run(run, mine, self._sort_key("import", imp.module, imp.alias or ""))
+
+    def place_in_body(self, body: list, end: int, stmt: cst.CSTNode) -> tuple[int, int, str]:
+        """Where an import statement goes among the import lines just before index `end` of
+        a function's body (its own imports): (index, section, sort name)."""
+        section, kind, module = self.statement_section(stmt)
+        start = end
+        while start > 0 and is_import_line(body[start - 1]):
+            start -= 1
+        run = [(i, *self.statement_section(body[i])) for i in range(start, end)]
+        run = [(i, sec, k, m, self._line_key(body[i], k, m)) for i, sec, k, m in run]
+        if not run:
+            return end, section, module.lower()
+        return self._place_in_run(run, section, self._line_key(stmt, kind, module)), section, module.lower()
+
+    def _place_in_run(self, run: list, mine: int, key: tuple) -> int:
+        same = [ln for ln in run if ln[1] == mine]
+        if same:
+            pool = same
+            if [ln[4] for ln in same] != sorted(ln[4] for ln in same):
+                plain = [ln for ln in same if ln[2] == "import"]
+                if not plain or [ln[4] for ln in plain] != sorted(ln[4] for ln in plain):
+                    return (plain or same)[-1][0] + 1
+                pool = plain
+            for ln in pool:
+                if ln[4] > key:
+                    return ln[0]
+            return pool[-1][0] + 1
+        for ln in run:
+            if ln[1] > mine:
+                return ln[0]
+        return run[-1][0] + 1
 
     def section_of_statement(self, stmt: Optional[cst.CSTNode]) -> int:
         if stmt is None:
@@ -227,3 +293,14 @@ class Imports:
         if is_docstring(stmt):
             return OTHER
         return self.statement_section(stmt)[0]
+
+
+def _listed(module: str, names: frozenset) -> bool:
+    """Whether the module or a package above it is listed (`known-first-party = ["pkg"]`)."""
+    parts = module.split(".")
+    return any(".".join(parts[:i]) in names for i in range(1, len(parts) + 1))
+
+
+def _natural(text: str) -> tuple:
+    """Sort key with digit runs compared as numbers (`v2` before `v10`)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)

@@ -33,7 +33,8 @@ class BodyStatement:
 @dataclass
 class Binding:
     name: str
-    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]), "other"
+    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]),
+    # "typing" (an import under `if TYPE_CHECKING:`), "other"
     module: Optional[str]  # what an import binds: X, or P.N for a from-import
     line: int
     top: int  # module-level statement index (module bindings)
@@ -123,6 +124,7 @@ class Layout(cst.CSTVisitor):
         self._top = 0
         self._top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._in_main = False
+        self._type_checking = 0  # depth of `if TYPE_CHECKING:` blocks: their imports do not run
 
     # -- helpers ---------------------------------------------------------------------
     def _pos(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
@@ -140,6 +142,8 @@ class Layout(cst.CSTVisitor):
         line = self._pos(node)[0][0] if node is not None else 0
         if self._scopes and self._scopes[-1][0] == "class":
             return
+        if self._type_checking and kind != "other":
+            kind = "typing"  # the name is the module's for type checkers only: nothing binds it at run time
         fn = self._function()
         binding = Binding(name, kind, module, line, self._top, self._in_main)
         if fn is not None:
@@ -177,10 +181,14 @@ class Layout(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> None:
         if node is self.main_guard:
             self._in_main = True
+        if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            self._type_checking += 1
 
     def leave_If(self, node: cst.If) -> None:
         if node is self.main_guard:
             self._in_main = False
+        if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            self._type_checking -= 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bind(node.name.value, node=node)
@@ -288,25 +296,23 @@ class Layout(cst.CSTVisitor):
         return None
 
     def import_block(self) -> tuple[int, int]:
-        """(first, end) indices of the module's leading import block, after the docstring.
+        """(first, end) indices of the module's leading import section, after the docstring.
 
-        The block holds import lines and `try:` blocks made only of imports, and may begin
-        with module metadata (`__all__ = [...]`); with no imports it is empty and starts after
-        the docstring (`__future__` imports are imports)."""
+        The section holds import lines, `try:`/`if` blocks made only of imports, and the
+        set-up statements scripts put between imports (`warnings.filterwarnings(...)`,
+        `sys.path.insert(...)`, `os.environ[...] = ...`, constants); it ends after its last
+        import. It may begin with module metadata (`__all__ = [...]`); with no imports it is
+        empty and starts after the docstring (`__future__` imports are imports)."""
         body = self.module.body
         start = 1 if body and is_docstring(body[0]) else 0
         end = start
         i = start
         while i < len(body):
             stmt = body[i]
-            if is_import_line(stmt) or (
-                isinstance(stmt, cst.Try)
-                and isinstance(stmt.body, cst.IndentedBlock)
-                and all(is_import_line(s) for s in stmt.body.body)
-            ):
+            if is_import_line(stmt) or _is_import_block(stmt):
                 i += 1
                 end = i
-            elif _is_dunder_assignment(stmt):
+            elif _is_dunder_assignment(stmt) or _is_setup_statement(stmt):
                 i += 1
             else:
                 break
@@ -316,6 +322,38 @@ class Layout(cst.CSTVisitor):
         while first < end and _is_dunder_assignment(body[first]):
             first += 1
         return first, end
+
+
+def _is_import_block(stmt: cst.CSTNode) -> bool:
+    """`try:` or `if` (`TYPE_CHECKING`, a version test) blocks made only of imports."""
+    if not isinstance(stmt, (cst.Try, cst.If)) or not isinstance(stmt.body, cst.IndentedBlock):
+        return False
+    return all(is_import_line(s) for s in stmt.body.body)
+
+
+_SETUP_CALLS = ("warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv")
+
+
+def _is_setup_statement(stmt: cst.CSTNode) -> bool:
+    """A set-up statement scripts put between their imports: it draws nothing and is not
+    where a program's work starts."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if not dotted(small.value.func).startswith(_SETUP_CALLS):
+                return False
+        elif isinstance(small, cst.Assign):
+            for target in small.targets:
+                node = target.target
+                if isinstance(node, cst.Subscript):
+                    if dotted(node.value) != "os.environ":
+                        return False
+                elif not (isinstance(node, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))):
+                    return False
+        else:
+            return False
+    return True
 
 
 def _is_dunder_assignment(stmt: cst.CSTNode) -> bool:

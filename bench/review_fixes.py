@@ -441,7 +441,12 @@ def review(entry: Entry, repos: Path, src: Path, out: Path, work: Path) -> Resul
     def seed_at_hand(rel: str) -> bool:
         """The file, or a module that imports it (directly or through others), has the
         user's seed. (A module it imports does not count: another program's `--seed` in
-        a training script that an evaluation script imports a class from is not its seed.)"""
+        a training script that an evaluation script imports a class from is not its seed.
+        Nor do its importers' seeds when the file has a `__main__` block of its own: a
+        constant there serves that block's program, e.g. a model module's self-test.)"""
+        tree = trees.get(rel)
+        if tree is not None and any(_is_main_guard(s) for s in tree.body):
+            return seeds.get(rel, False)
         seen, todo = set(), [rel]
         while todo:
             cur = todo.pop()

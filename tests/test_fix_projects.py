@@ -70,3 +70,27 @@ def test_project_fix(case, tmp_path, cli):
     for rel in before:
         golden = case / rel.with_name(rel.stem + ".fixed.py")
         assert (root / rel).read_bytes() == (golden.read_bytes() if golden.exists() else before[rel]), f"a second --fix changed {rel}"
+
+
+UNGUARDED = ("    if args.seed is not None:\n        torch.manual_seed(args.seed)\n        torch.backends.cudnn.deterministic = True\n", "    torch.manual_seed(args.seed)\n")
+
+
+@pytest.mark.parametrize("case,edit", [("spawn_workers", None), ("spawn_workers", UNGUARDED), ("spawn_unseeded", None)])
+def test_safe_then_unsafe_run_gives_what_one_unsafe_run_gives(case, edit, tmp_path, cli):
+    """Deterministic algorithms go after the cuDNN flags whether the flags came in the same
+    run or in an earlier safe run (at the start of a spawned function too)."""
+    one, _, _ = materialise(PROJECTS / case, tmp_path / "one")
+    two, _, _ = materialise(PROJECTS / case, tmp_path / "two")
+    for root in (one, two):
+        for path in root.glob("*.py"):
+            if edit is not None:
+                assert edit[0] in path.read_text()
+                path.write_text(path.read_text().replace(*edit))
+    assert cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=one).returncode in (0, 1)
+    assert cli("--fix", "--no-cache", ".", cwd=two).returncode in (0, 1)
+    assert cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=two).returncode in (0, 1)
+    for path in one.glob("*.py"):
+        text = path.read_text()
+        assert "use_deterministic_algorithms(True)" in text
+        assert text.index("cudnn.benchmark = False") < text.index("use_deterministic_algorithms(True)")
+        assert (two / path.name).read_text() == text

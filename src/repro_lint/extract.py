@@ -475,6 +475,7 @@ class Extractor:
         qual = ".".join([*self.prefix, node.name])
         decorators = []
         hydra_path = None
+        hydra_name = None
         is_hydra = False
         no_grad = False
         for dec in node.decorator_list:
@@ -486,6 +487,8 @@ class Extractor:
                 if isinstance(dec, ast.Call):
                     cp = literal(get_arg(dec, 0, "config_path"))
                     hydra_path = cp if isinstance(cp, str) else None
+                    cn = literal(get_arg(dec, 1, "config_name"))
+                    hydra_name = cn if isinstance(cn, str) else None
             if dq in _NO_GRAD:
                 no_grad = True
         body = node.body
@@ -517,6 +520,7 @@ class Extractor:
             self.info.hydra_mains.append(qual)
         if is_hydra:
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
+            info.hydra_config_name = hydra_name
         # walk the body in its own scope
         saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards)
         self.guards = []

@@ -66,13 +66,13 @@ class Event:
 class FunctionInfo:
     __slots__ = (
         "qual", "name", "line", "col", "end_line", "params", "decorators", "hydra_config_path",
-        "class_name", "docstring_end", "body_line", "body_col", "no_grad", "is_async",
+        "class_name", "docstring_end", "body_line", "body_col", "no_grad", "is_async", "hydra_config_name",
     )
 
     def __init__(
         self, qual=None, name=None, line=None, col=None, end_line=None, params=None, decorators=None,
         hydra_config_path=None, class_name=None, docstring_end=None, body_line=None, body_col=None,
-        no_grad=None, is_async=None,
+        no_grad=None, is_async=None, hydra_config_name=None,
     ) -> None:
         # spelled out: one of these is made for every function of a project
         self.qual = qual
@@ -89,6 +89,7 @@ class FunctionInfo:
         self.body_col = body_col
         self.no_grad = no_grad
         self.is_async = is_async
+        self.hydra_config_name = hydra_config_name  # the primary config's name, when a literal
 
     def __getstate__(self):
         return tuple(getattr(self, k) for k in self.__slots__)

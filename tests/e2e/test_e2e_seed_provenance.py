@@ -107,3 +107,12 @@ def test_fixed_library_loader_follows_the_program_seed(tmp_path):
     after = {(s, d): run(root, "order.py", str(s), d) for s in (1, 2) for d in ("no", "yes")}
     assert after[(1, "no")] == after[(1, "yes")] and after[(2, "no")] == after[(2, "yes")]
     assert after[(1, "no")] != after[(2, "no")], "the order must still change with the seed"
+
+
+def test_spawned_training_is_seeded_in_the_processes_that_train(tmp_path):
+    # A seed set in the launching process would leave the spawned processes unseeded.
+    root = copy_project("spawn_unseeded", tmp_path)
+    r = run_cli("--fix", "--no-cache", ".", cwd=root)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    runs = [run(root, "ddp.py", "--steps", "2", "--world-size", "2") for _ in range(2)]
+    assert runs[0] == runs[1], "the spawned processes must start from the same seed in every run"

@@ -192,7 +192,10 @@ def _settings(ctx: Context, program: Program) -> _Settings:
         fn = entry.functions[q]
         if fn.hydra_config_path is not None:
             folder = Path(entry.path).resolve().parent / fn.hydra_config_path
-            hydra_key = seed_settings.hydra_seed_key(folder, index.root)
+            name = fn.hydra_config_name
+            if name is None and folder.suffix in (".yaml", ".yml"):
+                folder, name = folder.parent, folder.name  # Hydra 0.11: the path names the file
+            hydra_key = seed_settings.hydra_seed_key(folder, index.root, name)
     hit = _SETTINGS[program] = _Settings(
         exprs, seed_settings.options(modules), seed_settings.parser_function_names(modules), hydra_key,
         "torch" in program.seeds(),
@@ -441,6 +444,9 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
             if found is not None and found[1] is not None:
                 return Place("after", anchor=found[1], seed=found[0])
             return Place("after-imports", seed=found[0] if found else SeedSpec(None, str(ctx.settings.get("seed", 0))))
+    launched = _launched_draws(ctx, program, bodies)
+    if launched is not None:
+        return launched
     for scope, first, items in bodies:
         # the program's own seeding statement, when it runs before the draws
         limit = first.pos if first is not None else _END
@@ -465,6 +471,33 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     if top == MODULE_SCOPE and library:
         return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
     return _at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+
+
+def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Placed]:
+    """Where the seeding goes when the first draw happens in a process that a launcher
+    (`mp.spawn`, submitit) starts to train: at the start of the function it runs, since a
+    seed set in the parent does not pass to that process. None when the draws start here."""
+    training = training_of(ctx, program)
+    if not training.launches:
+        return None
+    launch = training.launches[0]
+    at = (launch.event.line, launch.event.col)
+    firsts = [first.pos[:2] for _, first, _ in bodies if first is not None]
+    if firsts and at not in firsts:
+        return None
+    mod, scope = ctx.index.scope_of(launch.target)
+    tinfo = ctx.index.modules[mod]
+    found = user_seed(ctx, program, tinfo, scope, _END, local_first=True)
+    if found is None and tinfo is not program.entry:
+        return (
+            f"the draws run in the processes that start `{launch.name}` in {tinfo.path}, "
+            "and no seed of the program is in scope there"
+        )
+    spec = found[0] if found is not None else SeedSpec(None, str(ctx.settings.get("seed", 0)))
+    path = tinfo.path if tinfo is not program.entry else ""
+    if found is not None and found[1] is not None:
+        return Place("after", anchor=found[1], seed=spec, module=tinfo.module, path=path)
+    return Place("body-start", function=scope, seed=spec, module=tinfo.module, path=path)
 
 
 def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -> tuple:
@@ -587,6 +620,8 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     flags that already follow the torch seed in its block (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
     place = _in_entry(program, _flags_place(ctx, program))
+    if after_flags and isinstance(place, Place) and place.where == "body-start":
+        return _after_start_flags(ctx, program, place)
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
         return place
     index = ctx.index
@@ -609,6 +644,31 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
                     place = replace(place, switch=ev.data["value_text"])
         break
     return place
+
+
+def _after_start_flags(ctx: Context, program: Program, place: Place) -> Place:
+    """A place at the start of a function, moved after the cuDNN flags that an earlier fix
+    (or the user) put there, so that deterministic algorithms follow them as in one run."""
+    info = ctx.index.modules.get(place.module) if place.module else program.entry
+    if info is None:
+        return place
+    training = training_of(ctx, program)
+    flags = [
+        ev for ev in info.events.get(place.function or "", ())
+        if ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and _guard_text(ev) == place.guard
+        and training.no_effect(info, place.function or "", ev) is None
+    ]
+    if not flags:
+        return place
+    last = max(flags, key=lambda ev: ev.pos)
+    # after a statement inside the user's `if`, the new one is under that condition already
+    return replace(place, where="after", anchor=(last.line, last.col, last.end_line, last.end_col), function=None, guard="")
+
+
+def _guard_text(ev: Event) -> Optional[str]:
+    """The condition an event runs under ("" for none; None in an `else` branch)."""
+    guard = ev.data.get("guard", ("",))
+    return None if guard is None else guard[0]
 
 
 def _flags_place(ctx: Context, program: Program) -> Placed:

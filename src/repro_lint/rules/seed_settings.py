@@ -177,11 +177,82 @@ def instance_attrs(info: ModuleInfo, cls: str) -> list[str]:
     return list(facts_of(info)["attrs"].get(cls, ()))
 
 
-def hydra_seed_key(config_folder: Optional[Path], root: Optional[Path]) -> Optional[str]:
-    """The seed key a Hydra app's primary config defines at top level (`seed: 42`), read from
-    the YAML files directly in its config folder (inside the project only)."""
-    if config_folder is None or root is None:
+def hydra_seed_key(config_folder: Optional[Path], root: Optional[Path], config_name: Optional[str] = None) -> Optional[str]:
+    """The seed key that the config a Hydra app composes defines at top level (`seed: 42`):
+    in its primary config file (`config_name`), or in a config its defaults list pulls in at
+    the top level (a file of the same folder, or a group option whose file says
+    `# @package _global_`). None when the app names no primary config, when the key is
+    null there (`cfg.seed` would be None), or when no file of the composition defines it:
+    reading `cfg.seed` from a config without the key raises in Hydra's struct mode.
+    Only regular files inside the project are read."""
+    if config_folder is None or root is None or not config_name:
         return None
+    try:
+        folder = config_folder.resolve()
+        inside = str(root.resolve())
+        folder.relative_to(inside)
+    except (OSError, ValueError):
+        return None
+    seen: set = set()
+    todo = [(folder / config_name, True)]
+    while todo and len(seen) < 50:
+        path, top = todo.pop(0)
+        if path.suffix not in (".yaml", ".yml"):
+            path = path.with_name(path.name + ".yaml")
+        if path in seen:
+            continue
+        seen.add(path)
+        text = _config_text(path, inside)
+        if text is None:
+            continue
+        if not top and not _GLOBAL_PACKAGE.search(text):
+            continue  # a group's file lands under its group's key, not at the top level
+        key = _top_level_seed(text)
+        if key is not None:
+            return key or None
+        for group, option in _defaults(text):
+            todo.append((folder / option, True) if group is None else (folder / group / option, False))
+    return None
+
+
+_GLOBAL_PACKAGE = re.compile(r"^#\s*@package\s+_global_\s*$", re.M)
+_DEFAULT_ITEM = re.compile(r"^\s*-\s+(?:(?:override\s+)?([\w/.-]+)\s*:\s*)?['\"]?([\w/.-]+)['\"]?\s*(?:#.*)?$")
+
+
+def _config_text(path: Path, inside: str) -> Optional[str]:
+    if not is_inside(os.path.realpath(path), inside):
+        return None  # a link out of the project
+    try:
+        return read_text(path, YAML_MAX_BYTES)  # a regular file, at most this size
+    except OSError:
+        return None
+
+
+def _top_level_seed(text: str) -> Optional[str]:
+    """The seed key at the top level of a config text; "" when its value is null."""
+    for line in text.splitlines():
+        match = _YAML_SEED.match(line)
+        if match:
+            value = line[match.end():].split("#", 1)[0].strip()
+            return "" if value in ("", "null", "~", "None") else match.group(1)
+    return None
+
+
+def _defaults(text: str) -> list[tuple[Optional[str], str]]:
+    """The entries of a config's `defaults:` list: (group or None, option or file name)."""
+    out: list = []
+    in_defaults = False
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace() and not line.startswith("-"):
+            in_defaults = line.split(":", 1)[0].strip() == "defaults"
+            continue
+        if in_defaults:
+            match = _DEFAULT_ITEM.match(line)
+            if match and match.group(2) not in ("_self_", "null"):
+                out.append((match.group(1), match.group(2)))
+    return out
     try:
         folder = config_folder.resolve()
         folder.relative_to(root.resolve())

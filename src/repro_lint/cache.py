@@ -337,14 +337,23 @@ class Cache:
             return {}
         return out
 
-    def store_facts(self, infos: dict[str, Any]) -> None:
+    def store_facts(self, infos: dict[str, Any], stored: Optional[dict[str, tuple]] = None) -> None:
         """Store the facts of every file by resolved path (facts that hold something other
-        than plain data are left out: that file is extracted again next time)."""
+        than plain data are left out: that file is extracted again next time). `stored`
+        holds the `load_facts` entries of files whose facts came from the cache: they are
+        written back as they were read, not encoded again."""
         from repro_lint.model import to_plain
+
+        stored = stored or {}
 
         def frames() -> Iterator[bytes]:
             yield marshal.dumps(code_fingerprint())
             for k, info in infos.items():
+                entry = stored.get(k)
+                if entry is not None:
+                    yield marshal.dumps((k, entry[0], entry[1]))
+                    yield entry[2]
+                    continue
                 try:
                     data = marshal.dumps(to_plain(info))
                 except ValueError:
@@ -353,6 +362,28 @@ class Cache:
                 yield data
 
         self._write("facts", frames())
+
+    # -- plain data of one kind (the program map) --------------------------------------------
+    def load_plain(self, kind: str) -> Any:
+        """The value stored by `store_plain(kind, ...)` with this code, or None."""
+        frames = self._read(kind)
+        if not frames or len(frames) != 1:
+            return None
+        try:
+            header, value = marshal.loads(frames[0])
+        except (ValueError, EOFError, TypeError):
+            return None
+        return value if header == code_fingerprint() else None
+
+    def store_plain(self, kind: str, value: Any) -> None:
+        """Store plain data (what `marshal` writes: tuples, dicts, strings, numbers)."""
+        if not self.enabled:
+            return
+        try:
+            frame = marshal.dumps((code_fingerprint(), value))
+        except ValueError:
+            return
+        self._write(kind, [frame])
 
     # -- results of a whole run ------------------------------------------------------------
     def load_results(self, run_key: str) -> Optional[tuple[list, list[str], dict[str, Any]]]:

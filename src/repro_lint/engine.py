@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from repro_lint import catalog, notebook
+from repro_lint import catalog, notebook, program_map
 from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
 from repro_lint.cache import Cache, cached_facts
 from repro_lint.config import Config
@@ -321,8 +321,9 @@ def _run_check(
         digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
 
     cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
+    side_inputs = _side_inputs(root, side_files)
     run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), _side_inputs(root, side_files), dependents)).encode(),
+        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), side_inputs, dependents)).encode(),
         digest_size=16,
     ).hexdigest()
     cached_results = cache.load_results(run_key) if not given else None  # a buffer's results are not kept
@@ -337,15 +338,18 @@ def _run_check(
 
     facts_cache = cache.load_facts()
     jobs_todo = []
+    stored: dict[str, tuple] = {}  # the cache entries of the files whose facts came from it
     for k, f in all_files.items():
         if k not in datas:
             continue
         module, is_package = module_name(k, root, resolved=True)
-        hit = cached_facts(facts_cache.get(k), digests[k], module)
+        entry = facts_cache.get(k)
+        hit = cached_facts(entry, digests[k], module)
         shown = display_path(f, k)
         if isinstance(hit, ModuleInfo):
             hit.path = shown
             infos[k] = hit
+            stored[k] = entry
         else:
             jobs_todo.append((k, shown, module, is_package, digests[k]))
     for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key)):
@@ -355,6 +359,16 @@ def _run_check(
 
     index = ProjectIndex(infos.values(), matchers, root)
     ctx = Context(index=index, settings=cfg.settings())
+    side = program_map.side_digest(side_inputs)
+    new_map = None
+    if cache.enabled and not given and not dependents and len(target_keys) < len(infos):
+        # a few files named: only the programs that can have findings in them are built
+        # when the last run's map of programs still answers for these files
+        old_map = program_map.ProgramMap.from_plain(cache.load_plain("programs"))
+        changed = program_map.changed_modules(old_map, infos, side) if old_map is not None else None
+        if changed is not None:
+            wanted = {infos[k].module for k in target_keys if k in infos}
+            ctx._programs, new_map = program_map.programs_for(index, old_map, changed, wanted, infos)  # type: ignore[arg-type]
     if dependents:
         target_keys |= dependent_files(ctx, infos, target_keys)
     target_infos = {k: infos[k] for k in target_keys if k in infos}
@@ -367,7 +381,12 @@ def _run_check(
     report.files_checked = len(target_infos)
     if given:
         return report  # facts and results of a buffer are not the files'
-    cache.store_facts(infos)
+    if jobs_todo or len(stored) != len(facts_cache):
+        cache.store_facts(infos, stored)
+    if new_map is None and ctx._programs is not None and cache.enabled:
+        new_map = program_map.build_map(index, ctx._programs, infos, side)
+    if new_map is not None:
+        cache.store_plain("programs", new_map.to_plain())
     # what reporting needs of each file again: its path and its noqa comments
     slim = {path: _noqa_view(info) for path, info in report.infos.items()}
     cache.store_results(run_key, unique, errors, slim)

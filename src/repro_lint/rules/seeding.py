@@ -145,30 +145,18 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
 
 
 def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
-    """Whether a body seeds anything, checked cheaply first: most bodies do not, and then
-    their calls need not be resolved. A call by method name can only reach functions of that
-    name, so the names of the project functions that seed decide it without resolving."""
+    """Whether a body seeds anything, checked cheaply first: most bodies do not. Only the
+    effects of the functions the body calls are worked out (not those of every project
+    function, which would make a check of one file cost as much as the whole project's)."""
     index = ctx.index
-    names = _seeding_names(ctx)
     for scope in scopes:
         for ev in info.events.get(scope, ()):
             if ev.kind == "seed" or ev.kind == "seedcand" and index.seed_sources(info, ev):
                 return True
         for call, keys in index.callees(info, scope):
-            target = call[0]
-            if is_reference(call):
-                continue
-            if target is None or target[0] == "@":
-                if call[1] in names:
-                    return True
-            elif any(index.effects(k).seeds for k in keys):
+            if not is_reference(call) and any(index.effects(k).seeds for k in keys):
                 return True
     return False
-
-
-def _seeding_names(ctx: Context) -> frozenset:
-    """Names of the project functions that seed something when called (once per index)."""
-    return ctx.index.seeding_names()
 
 
 @rule("RPL103", per="module")

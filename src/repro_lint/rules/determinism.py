@@ -177,13 +177,15 @@ def _compute(ctx: Context, program: Program) -> State:
     cat = flags()
     st = State(intent=program.has_intent(), uses_torch=program.uses_torch())
     cublas = cat["cublas"]
-    training = training_of(ctx, program)
+    # the walk of the program in execution order, only for programs that set something
+    # (most programs of a project set nothing)
+    training = functools.partial(training_of, ctx, program)
 
     def cover(names: Iterable[str], occ: Occurrence) -> None:
         info, scope, ev = occ
         # an environment variable is inherited by the processes started later: only its time
         # counts; a framework's Trainer sets the flags in the processes it trains in
-        why = None if ev.kind == "trainer" else training.no_effect(info, scope, ev, inherited=ev.kind == "env")
+        why = None if ev.kind == "trainer" else training().no_effect(info, scope, ev, inherited=ev.kind == "env")
         for name in names:
             if why is None:
                 st.covered.setdefault(name, []).append(occ)
@@ -193,7 +195,7 @@ def _compute(ctx: Context, program: Program) -> State:
     def wrong(names: Iterable[str], occ: Occurrence) -> None:
         # a wrong value matters where training runs (later training included), not in a
         # launcher's parent or in DataLoader workers
-        if training.elsewhere(occ[0], occ[1], inherited=occ[2].kind == "env") is None:
+        if training().elsewhere(occ[0], occ[1], inherited=occ[2].kind == "env") is None:
             for name in names:
                 st.wrong.setdefault(name, []).append(occ)
 
@@ -201,7 +203,7 @@ def _compute(ctx: Context, program: Program) -> State:
         occ = (info, scope, ev)
         data = ev.data
         if ev.kind == "switchable":
-            if training.no_effect(info, scope, ev) is None and not info.is_test:
+            if training().no_effect(info, scope, ev) is None and not info.is_test:
                 st.switchable.append(occ)
         elif ev.kind == "flag":
             spec = cat["flags"].get(data["name"], {})

@@ -87,7 +87,7 @@ class ProjectIndex:
         self._subclasses: Optional[dict[str, list[str]]] = None
         self._bases_cache: dict[str, list[str]] = {}
         self._module_class: dict[str, bool] = {}
-        self._named: Optional[dict[str, object]] = None
+        self._named: dict[str, object] = {}  # name -> `_named_entry`, filled as names are asked for
         self._class_keys: dict[tuple[str, str], Optional[str]] = {}
         self._config_names: dict[str, tuple[str, ...]] = {}
         self._config_pattern = hydra_configs.line_pattern(matchers.config_keys)
@@ -295,15 +295,17 @@ class ProjectIndex:
 
     def _visible_named(self, method: str, visible: int) -> tuple[str, ...]:
         """Functions called `method` defined in the `visible` modules, in project order."""
-        if self._named is None:
-            # per name, its functions grouped by module number (module numbers follow
-            # project order, as `by_name` does). Most names live in one or a few modules and
-            # keep a tuple of (number, functions); a name defined in many keeps a bit set of
-            # its modules too, so that a module seeing none of them is answered at once.
-            self._named = {n: self._named_entry(keys) for n, keys in self.by_name.items()}
+        # per name, its functions grouped by module number (module numbers follow project
+        # order, as `by_name` does). Most names live in one or a few modules and keep a tuple
+        # of (number, functions); a name defined in many keeps a bit set of its modules too,
+        # so that a module seeing none of them is answered at once. Worked out for the names
+        # calls ask for only: most function names of a project are never called by name.
         entry = self._named.get(method)
         if entry is None:
-            return ()
+            keys = self.by_name.get(method)
+            if not keys:
+                return ()
+            entry = self._named[method] = self._named_entry(keys)
         if type(entry) is tuple:
             return tuple(k for i, ks in entry if visible >> i & 1 for k in ks)
         hit = entry[0] & visible  # type: ignore[index]

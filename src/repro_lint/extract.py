@@ -497,7 +497,8 @@ class Extractor:
             doc_end = body[0].end_lineno or body[0].lineno
         first = body[1] if doc_end and len(body) > 1 else body[0]
         args = node.args
-        params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+        # tuples (most often the shared empty one): one of each is kept per function of a project
+        params = tuple([a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]])
         ascii_cols = self.lines is None  # byte columns are character columns
         info = FunctionInfo(  # positional: one is made for every function of a project
             qual,
@@ -506,7 +507,7 @@ class Extractor:
             node.col_offset if ascii_cols else self.col(node.lineno, node.col_offset),
             node.end_lineno,
             params,
-            decorators,
+            tuple(decorators) if decorators else (),
             hydra_path,
             self.class_stack[-1] if self.class_stack else None,
             doc_end,
@@ -551,7 +552,7 @@ class Extractor:
             bases.append(self.r.qualify(base) or "")
         qual = ".".join([*self.prefix, node.name])
         methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        self.info.classes[qual] = ClassInfo(qual, node.name, node.lineno, bases, methods)
+        self.info.classes[qual] = ClassInfo(qual, node.name, node.lineno, tuple(bases), tuple(methods))
         saved_stack = self.class_stack
         saved_func = self.func
         saved_prefix = self.prefix
@@ -573,7 +574,7 @@ class Extractor:
             init = f"{qual}.__init__"
             line, col = node.lineno, self.col(node.lineno, node.col_offset)
             self.info.functions[init] = FunctionInfo(
-                init, "__init__", line, col, node.end_lineno, ["self"], [], None, node.name, 0, line, col, False, False,
+                init, "__init__", line, col, node.end_lineno, ("self",), (), None, node.name, 0, line, col, False, False,
             )
             span = (line, col, line, col + len("class"))
             self.info.events[init] = [Event("seed", *span, span, self._build_seed(build))]

@@ -153,13 +153,17 @@ def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) ->
     values = table().values
     Constant = ast.Constant
     for a in node.args:
-        if type(a) is Constant and _interesting(a.value, values):  # type: ignore[attr-defined]
-            break
+        if type(a) is Constant:
+            v = a.value  # type: ignore[attr-defined]
+            if v.__class__ in _LITERAL_TYPES and v in values:  # `_interesting`, written out
+                break
     else:
         for k in node.keywords:
-            v = k.value
-            if type(v) is Constant and _interesting(v.value, values):  # type: ignore[attr-defined]
-                break
+            a = k.value
+            if type(a) is Constant:
+                v = a.value  # type: ignore[attr-defined]
+                if v.__class__ in _LITERAL_TYPES and v in values:
+                    break
         else:
             return
     if qual is not None:
@@ -178,8 +182,12 @@ def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) ->
         ex.add("litcall", node, target=qual, method=method, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
 
 
+# the types of the literals `values` holds (a syntax tree's constants are of exact types)
+_LITERAL_TYPES = (str, bool)
+
+
 def _interesting(value: Any, values: frozenset) -> bool:
-    return isinstance(value, (str, bool)) and value in values
+    return isinstance(value, _LITERAL_TYPES) and value in values
 
 
 @functools.lru_cache(maxsize=1)

@@ -615,11 +615,16 @@ def torch_seed_site(
 _CUDNN_FLAGS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark")
 
 
+_FLAGS_PLACES: "weakref.WeakKeyDictionary[Program, Placed]" = weakref.WeakKeyDictionary()
+
+
 def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Placed:
     """Where statements that set determinism flags go; with `after_flags`, after the cuDNN
     flags that already follow the torch seed in its block (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
-    place = _in_entry(program, _flags_place(ctx, program))
+    place = _FLAGS_PLACES.get(program)
+    if place is None:  # RPL401 and RPL403 both ask
+        place = _FLAGS_PLACES[program] = _in_entry(program, _flags_place(ctx, program))
     if after_flags and isinstance(place, Place) and place.where == "body-start":
         return _after_start_flags(ctx, program, place)
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:

@@ -74,8 +74,11 @@ def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
             break
     else:
         return
+    events = ex.info.events.get(ex.scope)
+    if not events or events[-1].line < stmt.lineno:  # type: ignore[attr-defined]
+        return  # no event in this statement (most assignments to attributes: `self.x = ...`)
     span = ex.span(stmt)
-    for ev in reversed(ex.info.events.get(ex.scope, ())):
+    for ev in reversed(events):
         if ev.kind == "flag" and ev.data.get("assign") == span:
             ev.data["value_span"] = ex.span(value)
             if ev.data["value"] is None:  # the user's switch (`args.deterministic`): fixes reuse it

@@ -96,15 +96,16 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
     tt = type(target)
     if tt is ast.Name:
         ident = target.id  # type: ignore[attr-defined]
+        known = names()
         if ex.class_stack:
-            if ident in names()["attr_set"]:
+            if ident in known["attr_set"]:
                 _attr(ex, ".".join(ex.prefix), ident)
             return
         value = stmt.value  # type: ignore[attr-defined]
-        if ident in names()["seed_names"] and ex.func is not None and value is not None:
+        if ident in known["seed_names"] and ex.func is not None and value is not None:
             _facts(ex)["locals"].setdefault(ex.scope, []).append((ident, ex.span(stmt)))
             return
-        if type(value) is ast.Call and ident in names()["configs"]:
+        if type(value) is ast.Call and ident in known["configs"]:
             func = value.func  # type: ignore[attr-defined]
             if isinstance(func, ast.Attribute) and func.attr in _PARSE_METHODS:
                 return  # recorded by the call hook
@@ -115,8 +116,8 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
         fn = ex.func
         base = target.value  # type: ignore[attr-defined]
         if (
-            fn is not None and fn.class_name is not None and type(base) is ast.Name and fn.params
-            and base.id == fn.params[0] and target.attr in names()["attr_set"]  # type: ignore[attr-defined]
+            fn is not None and fn.class_name is not None and type(base) is ast.Name
+            and target.attr in names()["attr_set"] and fn.params and base.id == fn.params[0]  # type: ignore[attr-defined]
         ):
             _attr(ex, ex.scope.rpartition(".")[0], target.attr)  # type: ignore[attr-defined]
 

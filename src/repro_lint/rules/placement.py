@@ -620,7 +620,7 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     flags that already follow the torch seed in its block (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
     place = _in_entry(program, _flags_place(ctx, program))
-    if after_flags and isinstance(place, Place) and place.where == "body-start":
+    if after_flags and isinstance(place, Place) and place.where in ("body-start", "main-start"):
         return _after_start_flags(ctx, program, place)
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
         return place
@@ -653,10 +653,11 @@ def _after_start_flags(ctx: Context, program: Program, place: Place) -> Place:
     if info is None:
         return place
     training = training_of(ctx, program)
+    scope = place.function if place.where == "body-start" else MAIN_SCOPE
     flags = [
-        ev for ev in info.events.get(place.function or "", ())
+        ev for ev in info.events.get(scope or "", ())
         if ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and _guard_text(ev) == place.guard
-        and training.no_effect(info, place.function or "", ev) is None
+        and training.no_effect(info, scope or "", ev) is None
     ]
     if not flags:
         return place

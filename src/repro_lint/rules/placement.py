@@ -289,9 +289,8 @@ def user_seed(
     for prog in progs:
         available = _available(ctx, prog, info, scope, pos)
         for expr, names, module, escope, epos in _settings(ctx, prog).expressions:
-            same_body = module == info.module and escope == scope
-            if same_body and epos >= pos:
-                continue  # its names may be bound only by then
+            # a seeding call later in the same body lends its expression where its names are
+            # already bound (`seed = int(config["seed"])`, a loader, then `set_seed(seed)`)
             if not names and module != info.module:
                 continue  # a literal copied to another module would stop following the program's seed
             if module != info.module and any(n in _local_only(ctx, prog, module, escope) for n in names):

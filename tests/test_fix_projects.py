@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,27 @@ def test_safe_then_unsafe_run_gives_what_one_unsafe_run_gives(case, edit, tmp_pa
             if edit is not None:
                 assert edit[0] in path.read_text()
                 path.write_text(path.read_text().replace(*edit))
+    same_either_way(one, two, cli)
+
+
+def test_flags_at_the_start_of_the_main_block_keep_their_order(tmp_path, cli):
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+        if __name__ == "__main__":
+            torch.backends.cudnn.benchmark = False
+            print(F.relu(torch.ones(2, 3)).sum())
+        """)
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+        (tmp_path / name / "run.py").write_text(source)
+    same_either_way(tmp_path / "one", tmp_path / "two", cli)
+
+
+def same_either_way(one: Path, two: Path, cli) -> None:
+    """One unsafe --fix in `one`; a safe then an unsafe one in `two`: the same files."""
     assert cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=one).returncode in (0, 1)
     assert cli("--fix", "--no-cache", ".", cwd=two).returncode in (0, 1)
     assert cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=two).returncode in (0, 1)

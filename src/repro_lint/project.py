@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional
 
@@ -57,10 +59,16 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
     return ".".join(parts), is_package
 
 
+@functools.lru_cache(maxsize=None)
+def _glob_pattern(key: str) -> "re.Pattern[str]":
+    """The globs of the catalog's `key` as one pattern (what `fnmatchcase` matches with each:
+    asked for every file of a project, glob by glob it took a second on 38,000 files)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in catalog.load("program")[key]) or "(?!)")
+
+
 def _matches(rel: str, key: str) -> bool:
-    globs = catalog.load("program")[key]
-    name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(name, g) for g in globs)
+    pattern = _glob_pattern(key)
+    return pattern.match(rel) is not None or pattern.match(rel.rsplit("/", 1)[-1]) is not None
 
 
 def mark_path(info: "ModuleInfo", rel: str) -> None:

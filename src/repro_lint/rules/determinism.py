@@ -19,14 +19,22 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from repro_lint import catalog, extract
-from repro_lint.syntax import get_arg
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index import Program
 from repro_lint.model import Event, ModuleInfo
-from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
+from repro_lint.rules import (
+    Context,
+    flag_placement,
+    location,
+    placement,
+    rule,
+    sentences,
+    unfixed,
+)
 from repro_lint.rules.torch_target import Target, torch_target
 from repro_lint.rules.training import training_of
+from repro_lint.syntax import get_arg
 
 CUDNN_DETERMINISTIC = "torch.backends.cudnn.deterministic"
 CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
@@ -278,11 +286,11 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     """Where RPL401/RPL403 report: the torch seeding statement in the entry module, else the
     entry module's first statement that shows intent, else the import that brings it in."""
     entry = program.entry
-    site = placement.torch_seed_site(ctx, program, effective=False)
+    site = flag_placement.torch_seed_site(ctx, program, effective=False)
     if site is not None:
         return entry, site.at
-    bodies = placement.main_functions(ctx, program)
-    for scope in placement.entry_scopes(program):
+    bodies = flag_placement.main_functions(ctx, program)
+    for scope in flag_placement.entry_scopes(program):
         best: Optional[tuple] = None
         for ev in entry.events.get(scope, ()):
             if _shows_intent(ctx, entry, ev) and (best is None or ev.pos < best[0]):
@@ -416,7 +424,7 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     fix = _framework_fix(ctx, program, st, cudnn_only=True)
     why_not = ""
     if fix is None:
-        place = placement.flags_place(ctx, program)
+        place = flag_placement.flags_place(ctx, program)
         if isinstance(place, str):
             why_not = place
         else:
@@ -525,7 +533,7 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     fix = _framework_fix(ctx, program, st)
     why_not = ""
     if fix is None:
-        place = placement.flags_place(ctx, program, after_flags=True)
+        place = flag_placement.flags_place(ctx, program, after_flags=True)
         if isinstance(place, str):
             why_not = place
         else:
@@ -556,7 +564,7 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     code = f"{{mod:torch}}.use_deterministic_algorithms({args})\n"
     edits: tuple = (place.insert(code, key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS),)
     if cublas_needed(ctx, st, program) and flags()["cublas"]["variable"] not in st.wrong:
-        env = placement.environment_place(ctx, program)
+        env = flag_placement.environment_place(ctx, program)
         if isinstance(env, placement.Place):
             edits += (cublas_edit(env),)
     what = "turn deterministic algorithms on" + (f" with the program's switch `{mode}`" if place.switch else "")
@@ -603,7 +611,7 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
                 fix=fix, help=sentences(consequence),
             )
         else:
-            env = placement.environment_place(ctx, program)
+            env = flag_placement.environment_place(ctx, program)
             fix = None
             if isinstance(env, placement.Place):
                 where = "after the imports" if env.where == "after-imports" else "where the program starts"

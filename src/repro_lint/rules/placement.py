@@ -7,8 +7,7 @@ The spec's section "Fixes: what they may change, where they go, which seed they 
   first statement that draws from the source; right after the program's own seeding
   statement when that already runs before the draws.
 - Determinism flags go right after the program's torch seeding statement, in its block and
-  under its condition, in the process that trains: at the start of the function a launcher
-  (`mp.spawn`, submitit) runs when training is handed off, repeating the seed's condition.
+  under its condition, in the process that trains (`flag_placement.py`).
 - The seed is the user's: the expression of the program's own seeding call where it is valid;
   else its seed setting in scope (a `seed` parameter, `args.seed` where the parser defines
   `--seed`, `cfg.seed` where the Hydra config defines it, `self.seed`); else, for a loader's
@@ -371,7 +370,7 @@ def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> list[Progra
 
 
 # -- where a program's seeding goes --------------------------------------------------------
-def _start_body(program: Program) -> str:
+def start_body(program: Program) -> str:
     entry = program.entry
     if entry.hydra_mains:
         return entry.hydra_mains[0]
@@ -380,7 +379,7 @@ def _start_body(program: Program) -> str:
     return MODULE_SCOPE
 
 
-def _at_start(scope: str, seed: Optional[SeedSpec]) -> Place:
+def at_start(scope: str, seed: Optional[SeedSpec]) -> Place:
     if scope == MODULE_SCOPE:
         return Place("after-imports", seed=seed)
     if scope == MAIN_SCOPE:
@@ -393,7 +392,7 @@ def chain(ctx: Context, program: Program, source: Optional[str]) -> list[tuple[s
     each with its first draw from `source` (None: it draws none) and its items: the main body,
     then the function it calls on the way to the first draw, while that runs once per run."""
     entry = program.entry
-    scope = _start_body(program)
+    scope = start_body(program)
     out: list = []
     seen: set = set()
     while scope not in seen:
@@ -425,7 +424,7 @@ def _seed_expression(ctx: Context, info: ModuleInfo, item: Item) -> Optional[str
 
 def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     """Where the seeding call of `source` goes in the program, with the seed it uses."""
-    return _in_entry(program, _seeding_place(ctx, program, source))
+    return in_entry(program, _seeding_place(ctx, program, source))
 
 
 def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
@@ -466,10 +465,10 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
             if after is not None:
                 return Place("after", anchor=after, seed=spec)
             if scope != MODULE_SCOPE or not library:
-                return _at_start(scope, spec)
+                return at_start(scope, spec)
     if top == MODULE_SCOPE and library:
         return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
-    return _at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+    return at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
 
 
 def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Placed]:
@@ -524,204 +523,10 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
 
 
 # -- where determinism flags go -----------------------------------------------------------
-@dataclass(frozen=True)
-class Site:
-    """The program's torch seeding statement."""
 
-    info: ModuleInfo
-    scope: str
-    pos: tuple
-    at: object  # Event or span: where findings about the program's determinism are reported
-    anchor: tuple  # span to insert after (an expression inside the statement keeps its block)
-    guard: Optional[tuple]  # (condition text, names) the statement runs under, if any
-
-
-def entry_scopes(program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None) -> list[str]:
-    """Scopes of a module in the program, outermost first: the module body, the `__main__`
-    block and the Hydra main (or `starts`), then the functions they call, and so on, so that
-    the call of a seeding helper wins over the seeding call inside it."""
-    info = info or program.entry
-    reached = {scope for mod, scope in program.scopes if mod == info.module}
-    order = [s for s in (starts or (MODULE_SCOPE, MAIN_SCOPE, *info.hydra_mains)) if s in reached]
-    seen = set(order)
-    i = 0
-    while i < len(order):
-        for _, keys in program.index.callees(info, order[i]):
-            for key in keys:
-                mod, scope = program.index.scope_of(key)
-                if mod == info.module and scope in reached and scope not in seen:
-                    seen.add(scope)
-                    order.append(scope)
-        i += 1
-    if starts is None:
-        order += sorted(reached - seen)
-    return order
-
-
-def _seeds_torch_only(effects) -> bool:
-    """A seeding helper for torch: it seeds torch and draws nothing (unlike `main()`, which
-    seeds and then trains)."""
-    return "torch" in effects.seeds and not effects.draws
-
-
-def main_functions(ctx: Context, program: Program) -> set:
-    """The program's main functions: the Hydra main and the entry module's functions its
-    module body and `__main__` block call, but for seed-named helpers (`set_seed()`). A main
-    function that seeds torch and draws nothing itself (it hands the training to other
-    processes) is not a torch seeding helper."""
-    index = ctx.index
-    entry = program.entry
-    out = {(entry.module, q) for q in entry.hydra_mains}
-    for scope in (MODULE_SCOPE, MAIN_SCOPE):
-        for call, keys in index.callees(entry, scope):
-            for key in keys:
-                ref = index.scope_of(key)
-                if ref[0] == entry.module and not index.m.looks_like_seeder(key):
-                    out.add(ref)
-    return out
-
-
-def torch_seed_site(
-    ctx: Context, program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None, effective: bool = True
-) -> Optional[Site]:
-    """The torch seeding statement of the program in the entry module (or `info`, from
-    `starts`): a seeding call, or a call of a project seeder or framework helper that seeds
-    torch; in the outermost scope that has one. With `effective`, only one that takes effect
-    for the training (before training starts, in the process that trains)."""
-    index = ctx.index
-    info = info or program.entry
-    training = training_of(ctx, program)
-    bodies = main_functions(ctx, program)
-    for scope in entry_scopes(program, info, starts):
-        best: Optional[Site] = None
-        for ev in info.events.get(scope, ()):
-            if ev.kind in ("seed", "seedcand") and "torch" in index.seed_sources(info, ev):
-                if (not effective or training.no_effect(info, scope, ev) is None) and (best is None or ev.pos < best.pos):
-                    best = Site(info, scope, ev.pos, ev, (ev.line, ev.col, ev.end_line, ev.end_col), ev.data.get("guard"))
-        for call, keys in index.callees(info, scope):
-            if is_reference(call):
-                continue
-            if any(index.scope_of(k) not in bodies and _seeds_torch_only(index.effects(k)) for k in keys):
-                pos = (call[2], call[3])
-                if (best is None or pos < best.pos) and not (effective and training.no_effect_at(info, scope, pos)):
-                    guard = next((ev.data.get("guard") for ev in info.events.get(scope, ()) if ev.kind == "seedcand" and ev.pos == pos), None)
-                    best = Site(info, scope, pos, tuple(call[2:6]), tuple(call[2:6]), guard)
-        if best is not None:
-            return best
-    return None
-
-
-_CUDNN_FLAGS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark")
-
-
-def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Placed:
-    """Where statements that set determinism flags go; with `after_flags`, after the cuDNN
-    flags that already follow the torch seed in its block (where deterministic algorithms go),
-    noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
-    place = _in_entry(program, _flags_place(ctx, program))
-    if after_flags and isinstance(place, Place) and place.where in ("body-start", "main-start"):
-        return _after_start_flags(ctx, program, place)
-    if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
-        return place
-    index = ctx.index
-    info = index.modules.get(place.module) if place.module else program.entry
-    training = training_of(ctx, program)
-    anchor_pos = (place.anchor[0], place.anchor[1])
-    for scope, events in info.events.items():
-        if not any((ev.line, ev.col) == anchor_pos for ev in events) and not any(
-            (c[2], c[3]) == anchor_pos for c in info.calls.get(scope, ())
-        ):
-            continue
-        guard = next((ev.data.get("guard") for ev in events if (ev.line, ev.col) == anchor_pos), None)
-        for ev in events:
-            if (
-                ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and ev.pos > anchor_pos
-                and ev.data.get("guard") == guard and training.no_effect(info, scope, ev) is None
-            ):
-                place = replace(place, anchor=(ev.line, ev.col, ev.end_line, ev.end_col))
-                if ev.data["name"] == _CUDNN_FLAGS[0] and ev.data.get("value_text"):
-                    place = replace(place, switch=ev.data["value_text"])
-        break
-    return place
-
-
-def _after_start_flags(ctx: Context, program: Program, place: Place) -> Place:
-    """A place at the start of a function, moved after the cuDNN flags that an earlier fix
-    (or the user) put there, so that deterministic algorithms follow them as in one run."""
-    info = ctx.index.modules.get(place.module) if place.module else program.entry
-    if info is None:
-        return place
-    training = training_of(ctx, program)
-    scope = place.function if place.where == "body-start" else MAIN_SCOPE
-    flags = [
-        ev for ev in info.events.get(scope or "", ())
-        if ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and _guard_text(ev) == place.guard
-        and training.no_effect(info, scope or "", ev) is None
-    ]
-    if not flags:
-        return place
-    last = max(flags, key=lambda ev: ev.pos)
-    # after a statement inside the user's `if`, the new one is under that condition already
-    return replace(place, where="after", anchor=(last.line, last.col, last.end_line, last.end_col), function=None, guard="")
-
-
-def _guard_text(ev: Event) -> Optional[str]:
-    """The condition an event runs under ("" for none; None in an `else` branch)."""
-    guard = ev.data.get("guard", ("",))
-    return None if guard is None else guard[0]
-
-
-def _flags_place(ctx: Context, program: Program) -> Placed:
-    index = ctx.index
-    entry = program.entry
-    training = training_of(ctx, program)
-    hydra = entry.hydra_mains[0] if entry.hydra_mains else None
-    if training.launches:
-        launch = training.launches[0]
-        mod, scope = index.scope_of(launch.target)
-        tinfo = index.modules[mod]
-        path = tinfo.path if tinfo is not entry else ""
-        inner = torch_seed_site(ctx, program, tinfo, [scope])
-        if inner is not None:
-            return Place("after", anchor=seeding_block_end(ctx, tinfo, inner.scope, inner.anchor), module=tinfo.module, path=path)
-        site = torch_seed_site(ctx, program, effective=False)
-        guard = ""
-        fn = tinfo.functions[scope]
-        if site is not None and site.guard and site.guard[1] <= set(fn.params or ()):
-            guard = site.guard[0]
-        return Place("body-start", function=scope, guard=guard, module=tinfo.module, path=path)
-    site = torch_seed_site(ctx, program)
-    if site is not None:
-        if hydra is not None and site.scope in (MODULE_SCOPE, MAIN_SCOPE):
-            return Place("body-start", function=hydra)
-        return Place("after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor))
-    place = seeding_place(ctx, program, "torch")
-    if isinstance(place, Place):
-        return replace(place, seed=None)
-    if hydra is not None:
-        return Place("body-start", function=hydra)
-    return place
-
-
-def environment_place(ctx: Context, program: Program) -> Placed:
-    """Where an environment variable read when CUDA starts is set: after the entry module's
-    imports, or at the start of its main body when other modules import it."""
-    return _in_entry(program, _environment_place(ctx, program))
-
-
-def _in_entry(program: Program, place: Placed) -> Placed:
+def in_entry(program: Program, place: Placed) -> Placed:
     """A place the model worked out without naming its module is in the entry module: said
     explicitly, so that a finding reported in another file still edits the entry module."""
     if isinstance(place, Place) and not place.module:
         return replace(place, module=program.entry.module, path=program.entry.path)
     return place
-
-
-def _environment_place(ctx: Context, program: Program) -> Placed:
-    entry = program.entry
-    if not is_library(ctx, entry):
-        return Place("after-imports")
-    top = _start_body(program)
-    if top == MODULE_SCOPE:
-        return "the entry module is imported by other modules: setting the variable at its module level would change their processes too"
-    return _at_start(top, None)

@@ -253,24 +253,3 @@ def _defaults(text: str) -> list[tuple[Optional[str], str]]:
             if match and match.group(2) not in ("_self_", "null"):
                 out.append((match.group(1), match.group(2)))
     return out
-    try:
-        folder = config_folder.resolve()
-        folder.relative_to(root.resolve())
-    except (OSError, ValueError):
-        return None
-    try:
-        files = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
-    except OSError:
-        return None
-    for path in files:
-        if not is_inside(os.path.realpath(path), str(root.resolve())):
-            continue  # a link out of the project
-        try:
-            text = read_text(path, YAML_MAX_BYTES)  # a regular file, at most this size
-        except OSError:
-            continue
-        for line in text.splitlines():
-            match = _YAML_SEED.match(line)
-            if match:
-                return match.group(1)
-    return None

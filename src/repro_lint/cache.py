@@ -369,7 +369,10 @@ class Cache:
             self._write("facts-new", self._facts_frames(others, infos, stored))
             return
         self._write("facts", self._facts_frames(list(infos), infos, stored))
-        self._write("facts-new", [marshal.dumps(code_fingerprint())])
+        try:  # (an entry of it left behind would only miss: entries are checked by digest)
+            os.unlink(self._path("facts-new"))
+        except OSError:
+            pass
 
     def _facts_frames(self, keys: list[str], infos: dict[str, Any], stored: dict[str, tuple]) -> Iterator[bytes]:
         from repro_lint.model import to_plain_parts

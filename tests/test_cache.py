@@ -123,3 +123,24 @@ def test_a_few_changed_files_facts_go_to_a_second_file(project, monkeypatch):
     assert engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=False).findings == engine.run_check(
         [project.root], Config(), root=project.root, jobs=1, use_cache=True
     ).findings
+
+
+def test_files_of_other_versions_do_not_pile_up(project, monkeypatch):
+    """Each version of the tool writes its own files; only the newest few of a kind stay."""
+    import os
+
+    project("utils.py", HELPER)
+    project("train.py", TRAIN)
+    folder = project.root / ".repro_lint_cache"
+    folder.mkdir()
+    old = [folder / f"facts-{i:016x}.bin" for i in range(5)]
+    for n, path in enumerate(old):
+        path.write_bytes(b"stale")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    (folder / "notes.txt").write_text("not the cache's")
+    run(project.root, monkeypatch)
+    left = sorted(p.name for p in folder.glob("facts-[0-9a-f]*.bin"))
+    current = [p for p in left if p not in {o.name for o in old}]
+    assert len(current) == 1  # this version's own file
+    assert left == sorted([*current, old[4].name, old[3].name])  # and the two newest others
+    assert (folder / "notes.txt").exists()

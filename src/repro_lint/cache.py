@@ -31,6 +31,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import re
 import stat
 import struct
 import sys
@@ -210,6 +211,9 @@ def _from_plain(value: Any) -> Any:
 
 
 # -- the cache folder -------------------------------------------------------------------
+_KEEP_PER_KIND = 3  # files of each kind kept in the folder (other versions, other settings)
+
+
 class Cache:
     def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
         self.dir = root / CACHE_DIR
@@ -233,6 +237,21 @@ class Cache:
                 pass
             st = os.lstat(self.dir)
         return stat.S_ISDIR(st.st_mode)
+
+    def _prune(self, kind: str) -> None:
+        """Keep the newest few files of a kind: each version of the tool (and each
+        configuration) has its own, and a large project's facts file is 100+ MB."""
+        pattern = re.compile(rf"{re.escape(kind)}-[0-9a-f]{{16}}\.bin")
+        try:
+            found = []
+            with os.scandir(self.dir) as entries:
+                for entry in entries:
+                    if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                        found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+            for _, name in sorted(found, reverse=True)[_KEEP_PER_KIND:]:
+                os.unlink(self.dir / name)
+        except OSError:
+            pass
 
     # -- authenticated files ---------------------------------------------------------
     # A file is the magic line, the keyed digest of everything after it, then frames: a
@@ -293,6 +312,7 @@ class Cache:
                 fh.write(mac.digest())
             os.replace(tmp, self._path(kind))  # a link of that name is replaced, not followed
             tmp = None
+            self._prune(kind)
         except (OSError, ValueError, struct.error):
             pass  # a read-only tree, a full disk, or data marshal cannot write: no cache this time
         finally:

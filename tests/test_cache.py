@@ -42,7 +42,7 @@ def test_an_altered_facts_file_is_ignored_as_a_whole(project, monkeypatch):
     project("utils.py", HELPER)
     project("train.py", TRAIN)
     run(project.root, monkeypatch)
-    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.bin"))
+    cache_file = next((project.root / ".repro_lint_cache").glob("facts-[0-9a-f]*.bin"))
     data = bytearray(cache_file.read_bytes())
     data[-10] ^= 1
     cache_file.write_bytes(bytes(data))
@@ -57,7 +57,7 @@ def test_a_truncated_facts_file_is_rebuilt(project, monkeypatch):
     project("utils.py", HELPER)
     project("train.py", TRAIN)
     first = run(project.root, monkeypatch)
-    cache_file = next((project.root / ".repro_lint_cache").glob("facts-*.bin"))
+    cache_file = next((project.root / ".repro_lint_cache").glob("facts-[0-9a-f]*.bin"))
     cache_file.write_bytes(cache_file.read_bytes()[:-40])
     for results in (project.root / ".repro_lint_cache").glob("results-*.bin"):
         results.unlink()
@@ -94,3 +94,53 @@ def test_the_cache_key_is_private_to_the_user(tmp_path, monkeypatch):
         assert not Cache(tmp_path, "k").enabled
     finally:
         cache._secret.cache_clear()
+
+
+def test_a_few_changed_files_facts_go_to_a_second_file(project, monkeypatch):
+    """After a change of a few files of a larger project the main facts file is kept as it
+    is and their facts are written to a small second file, which the next run uses (and
+    authenticates like the main one)."""
+    project("utils.py", HELPER)
+    project("train.py", TRAIN)
+    for i in range(40):
+        project(f"pkg/mod_{i:02d}.py", f"import random\n\n\ndef f{i}():\n    return random.random()\n")
+    assert len(run(project.root, monkeypatch)[1]) == 42
+    folder = project.root / ".repro_lint_cache"
+    main = next(folder.glob("facts-[0-9a-f]*.bin"))
+    before = main.read_bytes()
+    project("utils.py", "import random\n\n\ndef set_seed(s):\n    pass\n")
+    assert run(project.root, monkeypatch) == (["RPL101"], ["utils.py"])
+    project("pkg/mod_00.py", "x = 1\n")
+    assert run(project.root, monkeypatch) == (["RPL101"], ["mod_00.py"])  # utils.py's facts from the second file
+    assert main.read_bytes() == before
+    second = next(folder.glob("facts-new-*.bin"))
+    data = bytearray(second.read_bytes())
+    data[-10] ^= 1
+    second.write_bytes(bytes(data))
+    for results in folder.glob("results-*.bin"):
+        results.unlink()
+    assert run(project.root, monkeypatch) == (["RPL101"], ["mod_00.py", "utils.py"])  # the altered file is ignored
+    assert engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=False).findings == engine.run_check(
+        [project.root], Config(), root=project.root, jobs=1, use_cache=True
+    ).findings
+
+
+def test_files_of_other_versions_do_not_pile_up(project, monkeypatch):
+    """Each version of the tool writes its own files; only the newest few of a kind stay."""
+    import os
+
+    project("utils.py", HELPER)
+    project("train.py", TRAIN)
+    folder = project.root / ".repro_lint_cache"
+    folder.mkdir()
+    old = [folder / f"facts-{i:016x}.bin" for i in range(5)]
+    for n, path in enumerate(old):
+        path.write_bytes(b"stale")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    (folder / "notes.txt").write_text("not the cache's")
+    run(project.root, monkeypatch)
+    left = sorted(p.name for p in folder.glob("facts-[0-9a-f]*.bin"))
+    current = [p for p in left if p not in {o.name for o in old}]
+    assert len(current) == 1  # this version's own file
+    assert left == sorted([*current, old[4].name, old[3].name])  # and the two newest others
+    assert (folder / "notes.txt").exists()

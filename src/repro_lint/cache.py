@@ -31,6 +31,7 @@ import hashlib
 import hmac
 import marshal
 import os
+import re
 import stat
 import struct
 import sys
@@ -210,6 +211,9 @@ def _from_plain(value: Any) -> Any:
 
 
 # -- the cache folder -------------------------------------------------------------------
+_KEEP_PER_KIND = 3  # files of each kind kept in the folder (other versions, other settings)
+
+
 class Cache:
     def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
         self.dir = root / CACHE_DIR
@@ -233,6 +237,21 @@ class Cache:
                 pass
             st = os.lstat(self.dir)
         return stat.S_ISDIR(st.st_mode)
+
+    def _prune(self, kind: str) -> None:
+        """Keep the newest few files of a kind: each version of the tool (and each
+        configuration) has its own, and a large project's facts file is 100+ MB."""
+        pattern = re.compile(rf"{re.escape(kind)}-[0-9a-f]{{16}}\.bin")
+        try:
+            found = []
+            with os.scandir(self.dir) as entries:
+                for entry in entries:
+                    if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                        found.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+            for _, name in sorted(found, reverse=True)[_KEEP_PER_KIND:]:
+                os.unlink(self.dir / name)
+        except OSError:
+            pass
 
     # -- authenticated files ---------------------------------------------------------
     # A file is the magic line, the keyed digest of everything after it, then frames: a
@@ -293,6 +312,7 @@ class Cache:
                 fh.write(mac.digest())
             os.replace(tmp, self._path(kind))  # a link of that name is replaced, not followed
             tmp = None
+            self._prune(kind)
         except (OSError, ValueError, struct.error):
             pass  # a read-only tree, a full disk, or data marshal cannot write: no cache this time
         finally:
@@ -321,47 +341,78 @@ class Cache:
             raise
 
     # -- facts, one entry per file -------------------------------------------------------
-    def load_facts(self) -> dict[str, tuple[str, str, memoryview]]:
-        """Resolved path -> (content digest, module name, marshalled facts); see `cached_facts`."""
-        frames = self._read("facts")
-        if not frames or len(frames) % 2 != 1:
+    # A change of a few files (a pre-commit run) writes their facts to a small second file,
+    # `facts-new`, whose entries take the place of the main file's: rewriting a large
+    # project's main file (130 MB for 38,000 files) cost more than the rest of such a run.
+    # The main file is rewritten, and the second one emptied, once that holds more than
+    # `_OVERLAY_MAX` entries or a `_OVERLAY_SHARE` of the project.
+    _OVERLAY_MAX = 2000
+    _OVERLAY_SHARE = 0.05
+
+    def has_facts(self) -> bool:
+        """Whether a facts file of this code and configuration is there (not read)."""
+        return self.enabled and os.path.isfile(self._path("facts"))
+
+    def load_facts(self) -> dict[str, tuple]:
+        """Resolved path -> (content digest, module name, marshalled outline, marshalled
+        body, whether it is the main file's); see `cached_facts`."""
+        out = self._load_facts_file("facts", True)
+        if out:
+            out.update(self._load_facts_file("facts-new", False))
+        return out
+
+    def _load_facts_file(self, kind: str, main: bool) -> dict[str, tuple]:
+        frames = self._read(kind)
+        if not frames or len(frames) % 3 != 1:
             return {}
         out = {}
         try:
             if marshal.loads(frames[0]) != code_fingerprint():
                 return {}
-            for i in range(1, len(frames), 2):
+            for i in range(1, len(frames), 3):
                 key, digest, module = marshal.loads(frames[i])
-                out[key] = (digest, module, frames[i + 1])
+                out[key] = (digest, module, frames[i + 1], frames[i + 2], main)
         except (ValueError, EOFError, TypeError):
             return {}
         return out
 
     def store_facts(self, infos: dict[str, Any], stored: Optional[dict[str, tuple]] = None) -> None:
-        """Store the facts of every file by resolved path (facts that hold something other
-        than plain data are left out: that file is extracted again next time). `stored`
-        holds the `load_facts` entries of files whose facts came from the cache: they are
-        written back as they were read, not encoded again."""
-        from repro_lint.model import to_plain
-
+        """Store the facts of every file by resolved path, each as its outline and its body
+        (`model.to_plain_parts`; facts that hold something other than plain data are left
+        out: that file is extracted again next time). `stored` holds the `load_facts`
+        entries of files whose facts came from the cache: they are written back as they
+        were read, not encoded again, and those of the main file are not written at all
+        while the others are few (see `_OVERLAY_MAX`)."""
         stored = stored or {}
+        others = [k for k in infos if k not in stored or not stored[k][4]]
+        if len(others) < len(infos) and len(others) <= min(self._OVERLAY_MAX, self._OVERLAY_SHARE * len(infos)):
+            self._write("facts-new", self._facts_frames(others, infos, stored))
+            return
+        self._write("facts", self._facts_frames(list(infos), infos, stored))
+        try:  # (an entry of it left behind would only miss: entries are checked by digest)
+            os.unlink(self._path("facts-new"))
+        except OSError:
+            pass
 
-        def frames() -> Iterator[bytes]:
-            yield marshal.dumps(code_fingerprint())
-            for k, info in infos.items():
-                entry = stored.get(k)
-                if entry is not None:
-                    yield marshal.dumps((k, entry[0], entry[1]))
-                    yield entry[2]
-                    continue
-                try:
-                    data = marshal.dumps(to_plain(info))
-                except ValueError:
-                    continue
-                yield marshal.dumps((k, info.digest, info.module))
-                yield data
+    def _facts_frames(self, keys: list[str], infos: dict[str, Any], stored: dict[str, tuple]) -> Iterator[bytes]:
+        from repro_lint.model import to_plain_parts
 
-        self._write("facts", frames())
+        yield marshal.dumps(code_fingerprint())
+        for k in keys:
+            info = infos[k]
+            entry = stored.get(k)
+            if entry is not None:
+                yield marshal.dumps((k, entry[0], entry[1]))
+                yield entry[2]
+                yield entry[3]
+                continue
+            try:
+                outline, body = to_plain_parts(info)
+                parts = (marshal.dumps(outline), body if isinstance(body, memoryview) else marshal.dumps(body))
+            except ValueError:
+                continue
+            yield marshal.dumps((k, info.digest, info.module))
+            yield from parts
 
     # -- plain data of one kind (the program map) --------------------------------------------
     def load_plain(self, kind: str) -> Any:
@@ -426,12 +477,13 @@ def _view(path: str, module: str, is_package: bool, digest: str, noqa: dict, fil
 
 
 def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
-    """The facts of a facts-cache entry when they are for this content and module name."""
-    if type(entry) is not tuple or len(entry) != 3 or entry[0] != digest or entry[1] != module:
+    """The facts of a facts-cache entry when they are for this content and module name: the
+    outline decoded, the body when first read (`model.from_plain_parts`)."""
+    if type(entry) is not tuple or len(entry) != 5 or entry[0] != digest or entry[1] != module:
         return None
-    from repro_lint.model import from_plain
+    from repro_lint.model import from_plain_parts
 
     try:
-        return from_plain(marshal.loads(entry[2]))
+        return from_plain_parts(marshal.loads(entry[2]), entry[3])
     except (ValueError, EOFError, TypeError, KeyError, AttributeError):  # a damaged entry is re-extracted
         return None

@@ -307,6 +307,10 @@ def _run_check(
         all_files.setdefault(resolve(str(f)), f)
     if everything:
         target_keys |= {resolve(str(f)) for f in project_files}
+    cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
+    # with facts in the cache, the files' bytes are not kept: most files' facts come from
+    # it, and the others are read again (a large project's sources are 70 MB and more)
+    keep = not cache.has_facts()
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
     for k, f in all_files.items():
@@ -317,10 +321,10 @@ def _run_check(
                 shown = display_path(f, os.path.join(resolve.folder(os.path.dirname(str(f))), f.name))
                 report.errors.append(f"{shown}: cannot read file: {exc.strerror or exc}")
             continue
-        datas[k] = data
+        if keep or k in given:
+            datas[k] = data
         digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
 
-    cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
     side_inputs = _side_inputs(root, side_files)
     run_key = hashlib.blake2b(
         repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), side_inputs, dependents)).encode(),
@@ -340,7 +344,7 @@ def _run_check(
     jobs_todo = []
     stored: dict[str, tuple] = {}  # the cache entries of the files whose facts came from it
     for k, f in all_files.items():
-        if k not in datas:
+        if k not in digests:
             continue
         module, is_package = module_name(k, root, resolved=True)
         entry = facts_cache.get(k)
@@ -352,6 +356,7 @@ def _run_check(
             stored[k] = entry
         else:
             jobs_todo.append((k, shown, module, is_package, digests[k]))
+    stable = _read_again(jobs_todo, datas, digests, all_files, root)
     for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key)):
         infos[job[0]] = info
     datas.clear()
@@ -388,9 +393,31 @@ def _run_check(
     if new_map is not None:
         cache.store_plain("programs", new_map.to_plain())
     # what reporting needs of each file again: its path and its noqa comments
-    slim = {path: _noqa_view(info) for path, info in report.infos.items()}
-    cache.store_results(run_key, unique, errors, slim)
+    if stable:  # (not results keyed by contents that changed while the check read them)
+        slim = {path: _noqa_view(info) for path, info in report.infos.items()}
+        cache.store_results(run_key, unique, errors, slim)
     return report
+
+
+def _read_again(jobs: list[tuple], datas: dict[str, bytes], digests: dict[str, str], files: dict[str, Path], root: Path) -> bool:
+    """Read the files of `jobs` whose bytes were not kept (`jobs`' digests follow the bytes
+    read now); whether every file still has the content it had at first."""
+    stable = True
+    for i, job in enumerate(jobs):
+        k = job[0]
+        if k in datas:
+            continue
+        try:
+            data = read_source(files[k], k, root)
+        except OSError:
+            data = b""  # (gone meanwhile: an empty module this time)
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if digest != digests[k]:
+            stable = False
+            digests[k] = digest
+            jobs[i] = (*job[:4], digest)
+        datas[k] = data
+    return stable
 
 
 def dependent_files(ctx: Context, infos: dict[str, ModuleInfo], keys: set[str]) -> set[str]:

@@ -12,20 +12,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro_lint.model import SUMMARIES
+
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index import ProjectIndex, ScopeRef
 
 # ModuleInfo.extra key: the module calls a config factory (`hydra.utils.instantiate`)
 FACTORY = "config_factory"
+SUMMARIES[FACTORY] = lambda info: bool(info.extra.get(FACTORY))
 
 
 def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -> list["ScopeRef"]:
     """Hook methods that the program made of the scopes `order` reaches through its runner
     calls and does not reach yet (`event_ids`: the numbers in `order` of scopes with events)."""
-    by_kind = index._events_by_kind()
     called: dict[str, set] = {}  # framework -> the runner methods called
     for i in event_ids:
-        for ev in by_kind[i].get("runner", ()):
+        for ev in index.kind_groups(i).get("runner", ()):
             called.setdefault(ev.data["framework"], set()).add(ev.data["method"])
     if not called:
         return []

@@ -87,7 +87,7 @@ class ProjectIndex:
         self._subclasses: Optional[dict[str, list[str]]] = None
         self._bases_cache: dict[str, list[str]] = {}
         self._module_class: dict[str, bool] = {}
-        self._named: dict[str, object] = {}  # name -> `_named_entry`, filled as names are asked for
+        self._named: Optional[dict[str, object]] = None
         self._class_keys: dict[tuple[str, str], Optional[str]] = {}
         self._config_names: dict[str, tuple[str, ...]] = {}
         self._config_pattern = hydra_configs.line_pattern(matchers.config_keys)
@@ -296,14 +296,16 @@ class ProjectIndex:
     def _visible_named(self, method: str, visible: int) -> tuple[str, ...]:
         """Functions called `method` defined in the `visible` modules, in project order."""
         # per name, its functions grouped by module number (module numbers follow project
-        # order, as `by_name` does). Most names live in one or a few modules and keep a tuple
-        # of (number, functions); a name defined in many keeps a bit set of its modules too,
-        # so that a module seeing none of them is answered at once. Worked out for the names
-        # calls ask for only: most function names of a project are never called by name.
+        # order, as `by_name` does). Most names live in one or a few modules and keep a
+        # tuple of (number, functions); a name defined in many keeps a bit set of its
+        # modules too, so that a module seeing none of them is answered at once. Made for
+        # the names asked about only: a check of a few files asks for a few.
+        if self._named is None:
+            self._named = {}
         entry = self._named.get(method)
         if entry is None:
             keys = self.by_name.get(method)
-            if not keys:
+            if keys is None:
                 return ()
             entry = self._named[method] = self._named_entry(keys)
         if type(entry) is tuple:
@@ -655,7 +657,7 @@ class ProjectIndex:
                         named |= mods  # type: ignore[arg-type]
             if named:
                 for info in self.modules.values():
-                    if info.extra.get(framework_reach.FACTORY):
+                    if info.summary(framework_reach.FACTORY):
                         loads.setdefault(info.module, set()).update(named)
             for mod, targets in loads.items():
                 targets.discard(mod)
@@ -707,21 +709,24 @@ class ProjectIndex:
         return program
 
     def _events_by_kind(self) -> list:
-        """For each numbered scope, its events grouped by kind (source order kept)."""
+        """For each numbered scope, its events grouped by kind (source order kept), or None
+        until `kind_groups` is asked for it: a program reads the bodies it reaches only."""
         if self._by_kind is None:
             self._scope_refs()
-            groups: list = [None] * len(self._ref_ids)
-            for info in self.modules.values():
-                for scope, events in info.events.items():
-                    i = self._ref_ids.get((info.module, scope))
-                    if i is None:
-                        continue
-                    g: dict[str, list[Event]] = {}
-                    for ev in events:
-                        g.setdefault(ev.kind, []).append(ev)
-                    groups[i] = g
-            self._by_kind = groups
+            self._by_kind = [None] * len(self._ref_ids)
         return self._by_kind
+
+    def kind_groups(self, i: int) -> dict[str, list[Event]]:
+        """The events of scope number `i` grouped by kind (source order kept)."""
+        by_kind = self._events_by_kind()
+        groups = by_kind[i]
+        if groups is None:
+            mod, scope = self._refs[i]  # type: ignore[index]
+            groups = {}
+            for ev in self.modules[mod].events.get(scope, ()):
+                groups.setdefault(ev.kind, []).append(ev)
+            by_kind[i] = groups
+        return groups
 
     def _event_flags(self) -> bytearray:
         """1 for each numbered scope that has events: most scopes have none, and a program's
@@ -730,9 +735,9 @@ class ProjectIndex:
             self._scope_refs()
             flags = bytearray(len(self._ref_ids))
             for info in self.modules.values():
-                for scope, events in info.events.items():
+                for scope in info.summary("event_scopes"):
                     i = self._ref_ids.get((info.module, scope))
-                    if events and i is not None:
+                    if i is not None:
                         flags[i] = 1
             self._has_events = flags
         return self._has_events
@@ -775,8 +780,11 @@ class Program:
         # of a large project share most of their scopes, and each rule asks for one kind
         refs = self.index._refs
         by_kind = self.index._events_by_kind()
+        kind_groups = self.index.kind_groups
         for i in self._event_ids:
             groups = by_kind[i]
+            if groups is None:
+                groups = kind_groups(i)
             if not kinds:
                 hits = [ev for evs in groups.values() for ev in evs]
                 hits.sort(key=_event_order)

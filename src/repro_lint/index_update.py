@@ -431,7 +431,11 @@ class LiveIndex(ProjectIndex):
                 self.by_name[n] = keys
             else:
                 self.by_name.pop(n, None)
-            self._named.pop(n, None)  # worked out again from `by_name` when asked
+            if self._named is not None:
+                if keys:
+                    self._named[n] = self._named_entry(keys)
+                else:
+                    self._named.pop(n, None)
         # classes, in project order (subclass lists follow it)
         if list(old.classes) != list(new.classes):
             self.classes = {

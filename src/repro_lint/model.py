@@ -6,7 +6,8 @@ them. That keeps the tree walk to one per file and lets results be cached per fi
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import marshal
+from typing import Any, Callable, Optional
 
 MODULE_SCOPE = "<module>"
 MAIN_SCOPE = "<main>"
@@ -157,6 +158,36 @@ class ModuleInfo:
         # Per-family facts that do not fit the generic event stream.
         self.extra: dict[str, Any] = {}
 
+    # Facts of a file that came from the cache are split in two: the outline (every field
+    # but `BODY_FIELDS`), which the index reads of every module, and the body, kept
+    # marshalled until something reads one of its fields: a check of a few files in a large
+    # project reaches a small part of it.
+    def __getattr__(self, name: str) -> Any:
+        # called only for a field not set: a body not decoded yet
+        if name in BODY_FIELDS:
+            body = self.__dict__.pop("_body", None)
+            if body is not None:
+                _decode_body(self, body)
+                return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict:
+        # (a body still marshalled is decoded: a memory view is no state to copy or pickle)
+        for name in BODY_FIELDS:
+            getattr(self, name)
+        return self.__dict__
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def summary(self, name: str) -> Any:
+        """The answer of the `SUMMARIES` function `name` for this module, from the outline
+        while the body is not decoded."""
+        stored = self.__dict__.get("_summary")
+        if stored is not None and "_body" in self.__dict__ and name in stored:
+            return stored[name]
+        return SUMMARIES[name](self)
+
     def scope_events(self, scope: str) -> list[Event]:
         return self.events.get(scope, [])
 
@@ -165,6 +196,17 @@ class ModuleInfo:
             for ev in events:
                 if kind is None or ev.kind == kind:
                     yield scope, ev
+
+
+def _event_scopes(info: ModuleInfo) -> tuple[str, ...]:
+    return tuple(s for s, evs in info.events.items() if evs)
+
+
+BODY_FIELDS = ("events", "calls", "constants", "loops", "extra")
+# What whole-project questions (asked of every module, not of the reached ones) need of a
+# module's body, by name: stored with its outline, so that they decode no body
+# (`ModuleInfo.summary`). Modules that own an `extra` key register their questions here.
+SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scopes}
 
 
 # -- a compact form for sending facts between processes ---------------------------------
@@ -176,11 +218,54 @@ _FUNCTION_FIELDS = FunctionInfo.__slots__
 
 
 def to_plain(info: ModuleInfo) -> dict:
-    state = dict(info.__dict__)
+    if "_body" in info.__dict__:
+        info.__getstate__()  # decodes the body
+    state = _outline_plain(info)
     state["events"] = {s: [(e.kind, e.line, e.col, e.end_line, e.end_col, e.stmt, e.data) for e in evs] for s, evs in info.events.items()}
+    return state
+
+
+def _outline_plain(info: ModuleInfo) -> dict:
+    state = dict(info.__dict__)
+    state.pop("_summary", None)
+    state.pop("_body", None)
     state["functions"] = {q: tuple([getattr(f, k) for k in _FUNCTION_FIELDS]) for q, f in info.functions.items()}
     state["classes"] = {q: (c.qual, c.name, c.line, c.bases, c.methods) for q, c in info.classes.items()}
     return state
+
+
+def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
+    """(the outline, the body) of `to_plain`, the outline with the `SUMMARIES` answers; a
+    body not decoded yet is given as read (marshalled)."""
+    summary = {name: info.summary(name) for name in SUMMARIES}
+    body = info.__dict__.get("_body")
+    if body is None:
+        state = to_plain(info)
+        body = {k: state.pop(k) for k in BODY_FIELDS}
+    else:
+        state = _outline_plain(info)
+    state["_summary"] = summary
+    return state, body
+
+
+def from_plain_parts(outline: dict, body: Any) -> ModuleInfo:
+    """The facts of `to_plain_parts`, the body (marshalled) decoded when first read."""
+    info = ModuleInfo.__new__(ModuleInfo)
+    info.__dict__.update(outline)
+    info.functions = {q: FunctionInfo(*f) for q, f in outline["functions"].items()}
+    info.classes = {q: ClassInfo(*c) for q, c in outline["classes"].items()}
+    info.__dict__["_body"] = body
+    return info
+
+
+def _decode_body(info: ModuleInfo, body: Any) -> None:
+    try:
+        state = marshal.loads(body) if not isinstance(body, dict) else body
+        info.__dict__.update({k: state[k] for k in BODY_FIELDS})
+        info.events = {s: [Event(*e) for e in evs] for s, evs in state["events"].items()}
+    except (ValueError, EOFError, TypeError, KeyError) as exc:
+        # authenticated data this code wrote: only a bug gets here
+        raise RuntimeError(f"{info.path}: cached facts cannot be read ({exc}); remove .repro_lint_cache") from exc
 
 
 def from_plain(state: dict) -> ModuleInfo:

@@ -61,14 +61,14 @@ def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple
 
 @functools.lru_cache(maxsize=None)
 def _glob_pattern(key: str) -> "re.Pattern[str]":
-    """The catalog's globs `key` as one pattern (`fnmatchcase` of each, in one match: this
-    runs for every file of a project)."""
-    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in catalog.load("program")[key]))
+    """The globs of the catalog's `key` as one pattern (what `fnmatchcase` matches with each:
+    asked for every file of a project, glob by glob it took a second on 38,000 files)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in catalog.load("program")[key]) or "(?!)")
 
 
 def _matches(rel: str, key: str) -> bool:
-    match = _glob_pattern(key).match
-    return match(rel) is not None or match(rel.rsplit("/", 1)[-1]) is not None
+    pattern = _glob_pattern(key)
+    return pattern.match(rel) is not None or pattern.match(rel.rsplit("/", 1)[-1]) is not None
 
 
 def mark_path(info: "ModuleInfo", rel: str) -> None:

@@ -14,7 +14,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, EnsureFunction
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
 from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
-from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, _cat
+from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, INITIAL_SEED, _cat
 from repro_lint.rules.seeding import MAX_RELATED
 
 
@@ -534,10 +534,7 @@ def _worker_seeders(ctx: Context) -> list[tuple[str, ModuleInfo, str]]:
     need = set(_cat()["fix"]["worker-seeds"])
     out: list[tuple[str, ModuleInfo, str]] = []
     for mod in index.modules.values():
-        facts = mod.extra.get(FACTS)
-        if not facts or not facts["initial_seed"]:
-            continue
-        for scope in facts["initial_seed"]:
+        for scope in mod.summary(INITIAL_SEED):
             fn = mod.functions.get(scope)
             if fn is None or fn.class_name or "." in fn.qual or not fn.params:
                 continue

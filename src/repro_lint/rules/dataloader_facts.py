@@ -29,12 +29,15 @@ from typing import Any, Optional
 
 from repro_lint import catalog, extract
 from repro_lint.extract import Extractor
-from repro_lint.model import MODULE_SCOPE
+from repro_lint.model import MODULE_SCOPE, SUMMARIES
 from repro_lint.syntax import NOT_LITERAL, argparse_dest, get_arg, has_kwargs, literal
 
-FACTS = "dataloading"  # key in ModuleInfo.extra
-UNKNOWN = ("unknown",)
 _EMPTY: dict = {}  # a shared empty mapping for lookups that miss (never written to)
+FACTS = "dataloading"  # key in ModuleInfo.extra
+# the scopes that call torch.initial_seed(): the project's worker seeders are searched there
+INITIAL_SEED = "initial_seed_scopes"
+SUMMARIES[INITIAL_SEED] = lambda info: tuple((info.extra.get(FACTS) or _EMPTY).get("initial_seed", ()))
+UNKNOWN = ("unknown",)
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
 _MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
 _MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates

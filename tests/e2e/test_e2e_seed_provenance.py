@@ -110,9 +110,11 @@ def test_fixed_library_loader_follows_the_program_seed(tmp_path):
 
 
 def test_spawned_training_is_seeded_in_the_processes_that_train(tmp_path):
-    # A seed set in the launching process would leave the spawned processes unseeded.
+    # A seed set in the launching process would leave the spawned process unseeded (one
+    # rank: gloo's two-rank teardown now and then hangs or aborts on a loaded machine, and
+    # one spawned process shows the same thing).
     root = copy_project("spawn_unseeded", tmp_path)
     r = run_cli("--fix", "--no-cache", ".", cwd=root)
     assert r.returncode in (0, 1), r.stdout + r.stderr
-    runs = [run(root, "ddp.py", "--steps", "2", "--world-size", "2") for _ in range(2)]
+    runs = [run(root, "ddp.py", "--steps", "2", "--world-size", "1") for _ in range(2)]
     assert runs[0] == runs[1], "the spawned processes must start from the same seed in every run"

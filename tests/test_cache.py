@@ -11,8 +11,9 @@ TRAIN = (
 )
 
 
-def run(root, monkeypatch):
-    """Findings of a cached check, and the files it had to extract."""
+def run(root, monkeypatch, targets=None):
+    """Findings of a cached check (of `targets`, else the whole project), and the files it
+    had to extract."""
     extracted = []
     real = engine._safe_extract
 
@@ -22,7 +23,8 @@ def run(root, monkeypatch):
 
     monkeypatch.setattr(engine, "_safe_extract", counting)
     monkeypatch.chdir(root)
-    report = engine.run_check([root], Config(), root=root, jobs=1, use_cache=True)
+    report = engine.run_check(targets or [root], Config(), root=root, jobs=1, use_cache=True)
+    assert report.errors == []
     return sorted(f.code for f in report.findings), sorted(extracted)
 
 
@@ -144,3 +146,41 @@ def test_files_of_other_versions_do_not_pile_up(project, monkeypatch):
     assert len(current) == 1  # this version's own file
     assert left == sorted([*current, old[4].name, old[3].name])  # and the two newest others
     assert (folder / "notes.txt").exists()
+
+
+def _body_at(data: bytes, name: str) -> tuple[int, int]:
+    """(offset, size) of the body of `name`'s record in a facts file."""
+    import marshal
+
+    from repro_lint import cache
+
+    pos = len(cache._FACTS_MAGIC)
+    while True:
+        head, outline, body = cache._RECORD.unpack_from(data, pos)
+        assert head != cache._TRAILER_MARK, f"no record of {name}"
+        start = pos + cache._RECORD.size
+        at = start + head + outline + cache._MAC_SIZE
+        if marshal.loads(data[start : start + head])[0].endswith(name):
+            return at, body
+        pos = at + body
+
+
+def test_a_cached_body_that_does_not_match_its_record_is_not_trusted(project, monkeypatch):
+    """Bodies are read at their offset when a rule first reads them, after the file was
+    authenticated: one changed there (its record's digests still intact) is not used, and
+    the facts are rebuilt."""
+    project("utils.py", HELPER)
+    project("train.py", TRAIN)
+    assert run(project.root, monkeypatch) == ([], ["train.py", "utils.py"])
+    folder = project.root / ".repro_lint_cache"
+    cache_file = next(folder.glob("facts-[0-9a-f]*.bin"))
+    data = bytearray(cache_file.read_bytes())
+    at, size = _body_at(bytes(data), "utils.py")
+    data[at + size // 2] ^= 0x20
+    cache_file.write_bytes(bytes(data))
+    for results in folder.glob("results-*.bin"):
+        results.unlink()
+    project("train.py", TRAIN + "\n")  # named alone after a change: the few-files path
+    # (utils.py's body is read for train.py's program: it does not match, and all is rebuilt)
+    assert run(project.root, monkeypatch, [project.root / "train.py"]) == ([], ["train.py", "train.py", "utils.py"])
+    assert run(project.root, monkeypatch) == ([], [])  # rebuilt, and used again

@@ -51,6 +51,96 @@ _KEY_SIZE = 32
 _MAX_BYTES = 1024 * 1024 * 1024
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FRAME = struct.Struct("<I")
+_FACTS_MAGIC = b"repro-lint facts 3\n"
+_RECORD = struct.Struct("<III")  # a facts record's header, outline and body sizes
+_TRAILER_MARK = 0xFFFFFFFF  # in place of a header size: the trailer
+_CHUNK = 1 << 20
+
+
+class CorruptCache(BaseException):
+    """A cached body does not match the digest its authenticated record gives. A
+    `BaseException`: it must pass the handlers that turn a rule's failure into an error
+    line, up to `engine.run_check`, which drops the facts files and checks again."""
+
+
+def _body_digest(body: "bytes | memoryview") -> bytes:
+    return hashlib.blake2b(body, digest_size=16).digest()
+
+
+class _FactsSource:
+    """An open facts file: streamed once when loaded, then read at offsets (bodies, and
+    records copied into a new file). Reads are positional, so a forked copy of the process
+    shares the descriptor safely, and the file replaced meanwhile is still the one read."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+
+    @classmethod
+    def open(cls, path: Path) -> "_FactsSource":
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+                raise OSError("not a regular file of a cache's size")
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(fd, st.st_size)
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def stream(self) -> Any:
+        """A buffered reader from the start, on a duplicate descriptor (not this one's offset)."""
+        fd = os.dup(self.fd)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return os.fdopen(fd, "rb", buffering=_CHUNK)
+
+    def _read_at(self, offset: int, size: int) -> bytes:
+        if hasattr(os, "pread"):
+            return os.pread(self.fd, size, offset)
+        os.lseek(self.fd, offset, os.SEEK_SET)  # (Windows: no forked copies share it)
+        return os.read(self.fd, size)
+
+    def chunks(self, offset: int, size: int) -> Iterator[bytes]:
+        while size > 0:
+            chunk = self._read_at(offset, min(size, _CHUNK))
+            if not chunk:
+                raise OSError("facts file cut short")
+            offset += len(chunk)
+            size -= len(chunk)
+            yield chunk
+
+    def read(self, offset: int, size: int, digest: bytes) -> bytes:
+        """The body at `offset`, when it matches `digest`; else `CorruptCache`."""
+        try:
+            data = b"".join(self.chunks(offset, size))
+        except OSError as exc:
+            raise CorruptCache(f"cached facts cannot be read: {exc}") from None
+        if _body_digest(data) != digest:
+            raise CorruptCache("cached facts do not match their digest")
+        return data
+
+
+class FactsEntry:
+    """One file's entry of a facts file: its decoded facts (body not read) and where its
+    record lies, to be copied into the next facts file as it is."""
+
+    __slots__ = ("digest", "module", "info", "main", "source", "offset", "size", "mac")
+
+    def __init__(self, digest: str, module: str, info: Any, main: bool, source: _FactsSource, offset: int, size: int, mac: bytes) -> None:
+        self.digest = digest
+        self.module = module
+        self.info = info
+        self.main = main
+        self.source = source
+        self.offset = offset
+        self.size = size
+        self.mac = mac
 
 
 @functools.lru_cache(maxsize=1)
@@ -289,7 +379,24 @@ class Cache:
         return frames
 
     def _write(self, kind: str, frames: Iterable[bytes]) -> None:
-        """Atomically replace the `kind` file with `frames`, written one after the other
+        """Atomically replace the `kind` file with `frames`, written one after the other."""
+
+        def write(fh: Any) -> None:
+            mac = _mac(self.secret, kind)  # type: ignore[arg-type]
+            fh.write(_MAGIC + bytes(_MAC_SIZE))
+            for frame in frames:
+                size = _FRAME.pack(len(frame))
+                mac.update(size)
+                mac.update(frame)
+                fh.write(size)
+                fh.write(frame)
+            fh.seek(len(_MAGIC))
+            fh.write(mac.digest())
+
+        self._atomic_write(kind, write)
+
+    def _atomic_write(self, kind: str, write: Any) -> None:
+        """Replace the `kind` file with what `write(file)` writes, through a temporary file
         (a whole project's facts need not be held in one piece)."""
         if not self.enabled:
             return
@@ -299,17 +406,8 @@ class Cache:
                 return
             self._ensure_gitignore()
             fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{kind}-", suffix=".tmp")
-            mac = _mac(self.secret, kind)  # type: ignore[arg-type]
             with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + bytes(_MAC_SIZE))
-                for frame in frames:
-                    size = _FRAME.pack(len(frame))
-                    mac.update(size)
-                    mac.update(frame)
-                    fh.write(size)
-                    fh.write(frame)
-                fh.seek(len(_MAGIC))
-                fh.write(mac.digest())
+                write(fh)
             os.replace(tmp, self._path(kind))  # a link of that name is replaced, not followed
             tmp = None
             self._prune(kind)
@@ -346,6 +444,15 @@ class Cache:
     # project's main file (130 MB for 38,000 files) cost more than the rest of such a run.
     # The main file is rewritten, and the second one emptied, once that holds more than
     # `_OVERLAY_MAX` entries or a `_OVERLAY_SHARE` of the project.
+    #
+    # A facts file is read as a stream, never held whole: `_FACTS_MAGIC`, then per file a
+    # record (`_RECORD` lengths, header, outline, the record's keyed digest, body) and last a
+    # trailer (`_TRAILER_MARK`, the record count, a keyed digest of the records' digests).
+    # A record's digest covers its lengths, its header (path, content digest, module name,
+    # the body's own digest) and its outline, so the outline is decoded as soon as it is read;
+    # the body is read at its offset when a rule first reads it, and checked against the
+    # digest in the header (a mismatch raises `CorruptCache`). Any record that does not
+    # verify, or a trailer that is missing or does not match, and none of the file is used.
     _OVERLAY_MAX = 2000
     _OVERLAY_SHARE = 0.05
 
@@ -353,66 +460,149 @@ class Cache:
         """Whether a facts file of this code and configuration is there (not read)."""
         return self.enabled and os.path.isfile(self._path("facts"))
 
-    def load_facts(self) -> dict[str, tuple]:
-        """Resolved path -> (content digest, module name, marshalled outline, marshalled
-        body, whether it is the main file's); see `cached_facts`."""
+    def drop_facts(self) -> None:
+        """Remove the facts files (one of them holds a body that does not match its digest)."""
+        for kind in ("facts", "facts-new"):
+            try:
+                if self._usable_dir(create=False):
+                    os.unlink(self._path(kind))
+            except OSError:
+                pass
+
+    def load_facts(self) -> dict[str, "FactsEntry"]:
+        """Resolved path -> the facts file's entry for it (see `cached_facts`)."""
         out = self._load_facts_file("facts", True)
         if out:
             out.update(self._load_facts_file("facts-new", False))
         return out
 
-    def _load_facts_file(self, kind: str, main: bool) -> dict[str, tuple]:
-        frames = self._read(kind)
-        if not frames or len(frames) % 3 != 1:
-            return {}
-        out = {}
-        try:
-            if marshal.loads(frames[0]) != code_fingerprint():
-                return {}
-            for i in range(1, len(frames), 3):
-                key, digest, module = marshal.loads(frames[i])
-                out[key] = (digest, module, frames[i + 1], frames[i + 2], main)
-        except (ValueError, EOFError, TypeError):
-            return {}
-        return out
+    def _entry_mac(self) -> "hashlib._Hash":
+        return _mac(self.secret, f"facts-entry|{self.key}")  # type: ignore[arg-type]
 
-    def store_facts(self, infos: dict[str, Any], stored: Optional[dict[str, tuple]] = None) -> None:
+    def _file_mac(self) -> "hashlib._Hash":
+        return _mac(self.secret, f"facts-file|{self.key}")  # type: ignore[arg-type]
+
+    def _load_facts_file(self, kind: str, main: bool) -> dict[str, "FactsEntry"]:
+        if not self.enabled:
+            return {}
+        try:
+            if not self._usable_dir(create=False):
+                return {}
+            source = _FactsSource.open(self._path(kind))
+        except OSError:
+            return {}
+        try:
+            return self._read_records(source, main)
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError, struct.error):
+            return {}
+
+    def _read_records(self, source: "_FactsSource", main: bool) -> dict[str, "FactsEntry"]:
+        from repro_lint.model import from_plain_parts
+
+        fh = source.stream()
+        if fh.read(len(_FACTS_MAGIC)) != _FACTS_MAGIC:
+            return {}
+        pos = len(_FACTS_MAGIC)
+        entry_mac = self._entry_mac()
+        file_mac = self._file_mac()
+        out: dict[str, FactsEntry] = {}
+        count = 0
+        while True:
+            lens = fh.read(_RECORD.size)
+            if len(lens) != _RECORD.size:
+                return {}  # cut short: no trailer
+            head_size, outline_size, body_size = _RECORD.unpack(lens)
+            if head_size == _TRAILER_MARK:
+                file_mac.update(_RECORD.pack(count, 0, 0))
+                if outline_size != count or not hmac.compare_digest(fh.read(_MAC_SIZE + 1), file_mac.digest()):
+                    return {}
+                return out
+            if head_size + outline_size + body_size > source.size:
+                return {}
+            head = fh.read(head_size)
+            outline = fh.read(outline_size)
+            mac = fh.read(_MAC_SIZE)
+            if len(head) != head_size or len(outline) != outline_size or len(mac) != _MAC_SIZE:
+                return {}
+            check = entry_mac.copy()
+            check.update(lens)
+            check.update(head)
+            check.update(outline)
+            if not hmac.compare_digest(check.digest(), mac):
+                return {}
+            file_mac.update(mac)
+            count += 1
+            body_at = pos + _RECORD.size + head_size + outline_size + _MAC_SIZE
+            fh.seek(body_size, os.SEEK_CUR)
+            key, digest, module, body_digest = marshal.loads(head)
+            info = from_plain_parts(marshal.loads(outline), (source, body_at, body_size, body_digest))
+            out[key] = FactsEntry(digest, module, info, main, source, pos, body_at + body_size - pos, mac)
+            pos = body_at + body_size
+
+    def store_facts(self, infos: dict[str, Any], stored: Optional[dict[str, "FactsEntry"]] = None) -> None:
         """Store the facts of every file by resolved path, each as its outline and its body
         (`model.to_plain_parts`; facts that hold something other than plain data are left
         out: that file is extracted again next time). `stored` holds the `load_facts`
-        entries of files whose facts came from the cache: they are written back as they
-        were read, not encoded again, and those of the main file are not written at all
-        while the others are few (see `_OVERLAY_MAX`)."""
+        entries of files whose facts came from the cache: their records are copied as they
+        are, not encoded again, and those of the main file are not written at all while the
+        others are few (see `_OVERLAY_MAX`)."""
         stored = stored or {}
-        others = [k for k in infos if k not in stored or not stored[k][4]]
+        others = [k for k in infos if k not in stored or not stored[k].main]
         if len(others) < len(infos) and len(others) <= min(self._OVERLAY_MAX, self._OVERLAY_SHARE * len(infos)):
-            self._write("facts-new", self._facts_frames(others, infos, stored))
+            self._write_facts("facts-new", others, infos, stored)
             return
-        self._write("facts", self._facts_frames(list(infos), infos, stored))
+        self._write_facts("facts", list(infos), infos, stored)
         try:  # (an entry of it left behind would only miss: entries are checked by digest)
             os.unlink(self._path("facts-new"))
         except OSError:
             pass
 
-    def _facts_frames(self, keys: list[str], infos: dict[str, Any], stored: dict[str, tuple]) -> Iterator[bytes]:
+    def _write_facts(self, kind: str, keys: list[str], infos: dict[str, Any], stored: dict[str, "FactsEntry"]) -> None:
+        def write(fh: Any) -> None:
+            fh.write(_FACTS_MAGIC)
+            file_mac = self._file_mac()
+            count = 0
+            for k in keys:
+                entry = stored.get(k)
+                if entry is not None:
+                    for chunk in entry.source.chunks(entry.offset, entry.size):
+                        fh.write(chunk)
+                    mac = entry.mac
+                else:
+                    record = self._record(k, infos[k])
+                    if record is None:
+                        continue
+                    mac = record[-2]
+                    for part in record:
+                        fh.write(part)
+                file_mac.update(mac)
+                count += 1
+            fh.write(_RECORD.pack(_TRAILER_MARK, count, 0))
+            file_mac.update(_RECORD.pack(count, 0, 0))
+            fh.write(file_mac.digest())
+
+        self._atomic_write(kind, write)
+
+    def _record(self, key: str, info: Any) -> Optional[tuple[bytes, ...]]:
+        """The parts of the record of one file's facts, or None for facts that are not plain data."""
         from repro_lint.model import to_plain_parts
 
-        yield marshal.dumps(code_fingerprint())
-        for k in keys:
-            info = infos[k]
-            entry = stored.get(k)
-            if entry is not None:
-                yield marshal.dumps((k, entry[0], entry[1]))
-                yield entry[2]
-                yield entry[3]
-                continue
-            try:
-                outline, body = to_plain_parts(info)
-                parts = (marshal.dumps(outline), body if isinstance(body, memoryview) else marshal.dumps(body))
-            except ValueError:
-                continue
-            yield marshal.dumps((k, info.digest, info.module))
-            yield from parts
+        try:
+            outline, body = to_plain_parts(info)
+            if isinstance(body, tuple):  # a body not decoded: read as stored (and checked)
+                body = body[0].read(*body[1:])
+            else:
+                body = marshal.dumps(body)
+            outline = marshal.dumps(outline)
+        except ValueError:
+            return None
+        head = marshal.dumps((key, info.digest, info.module, _body_digest(body)))
+        lens = _RECORD.pack(len(head), len(outline), len(body))
+        mac = self._entry_mac()
+        mac.update(lens)
+        mac.update(head)
+        mac.update(outline)
+        return lens, head, outline, mac.digest(), body
 
     # -- plain data of one kind (the program map) --------------------------------------------
     def load_plain(self, kind: str) -> Any:
@@ -477,13 +667,8 @@ def _view(path: str, module: str, is_package: bool, digest: str, noqa: dict, fil
 
 
 def cached_facts(entry: Any, digest: str, module: str) -> Optional[Any]:
-    """The facts of a facts-cache entry when they are for this content and module name: the
-    outline decoded, the body when first read (`model.from_plain_parts`)."""
-    if type(entry) is not tuple or len(entry) != 5 or entry[0] != digest or entry[1] != module:
+    """The facts of a facts-cache entry when they are for this content and module name (the
+    body is read when first read, `model.ModuleInfo.__getattr__`)."""
+    if type(entry) is not FactsEntry or entry.digest != digest or entry.module != module:
         return None
-    from repro_lint.model import from_plain_parts
-
-    try:
-        return from_plain_parts(marshal.loads(entry[2]), entry[3])
-    except (ValueError, EOFError, TypeError, KeyError, AttributeError):  # a damaged entry is re-extracted
-        return None
+    return entry.info

@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 
 from repro_lint import catalog, notebook, program_map
 from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
-from repro_lint.cache import Cache, cached_facts
+from repro_lint.cache import Cache, CorruptCache, cached_facts
 from repro_lint.config import Config
 from repro_lint.extract import extract
 from repro_lint.findings import Finding, Location
@@ -271,7 +271,15 @@ def run_check(
     from stdin): they are checked, and reported on, with that content. With `dependents`,
     findings are reported wherever the named files can change them (`dependent_files`)."""
     with without_cyclic_gc():
-        return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
+        try:
+            return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
+        except CorruptCache:  # a cached body that does not match its record: rebuilt, not trusted
+            found = (root or find_root([*paths, *(overrides or {})])).resolve()
+            Cache(found, cfg.fingerprint(), enabled=use_cache).drop_facts()
+        try:
+            return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
+        except CorruptCache:  # (the files could not be removed)
+            return _run_check(paths, cfg, root, jobs, False, verbose, overrides or {}, dependents)
 
 
 def _run_check(
@@ -666,6 +674,11 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
         module, is_package = module_name(k, root, resolved=True)
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
         hit = cached_facts(cached.get(k), digest, module)
+        if isinstance(hit, ModuleInfo):
+            try:  # facts kept for long (an editor's session): the body read now
+                hit.__getstate__()
+            except CorruptCache:
+                hit = None
         if isinstance(hit, ModuleInfo):
             hit.path = display_path(f, k)
             infos[k] = hit

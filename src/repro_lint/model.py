@@ -236,7 +236,7 @@ def _outline_plain(info: ModuleInfo) -> dict:
 
 def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
     """(the outline, the body) of `to_plain`, the outline with the `SUMMARIES` answers; a
-    body not decoded yet is given as read (marshalled)."""
+    body not read yet is given as where it lies (`from_plain_parts`)."""
     summary = {name: info.summary(name) for name in SUMMARIES}
     body = info.__dict__.get("_body")
     if body is None:
@@ -249,7 +249,9 @@ def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
 
 
 def from_plain_parts(outline: dict, body: Any) -> ModuleInfo:
-    """The facts of `to_plain_parts`, the body (marshalled) decoded when first read."""
+    """The facts of `to_plain_parts`; `body` is where the marshalled body lies (a reader
+    with a `read(offset, size, digest)` method, then those three), read and decoded when
+    a field of it is first read."""
     info = ModuleInfo.__new__(ModuleInfo)
     info.__dict__.update(outline)
     info.functions = {q: FunctionInfo(*f) for q, f in outline["functions"].items()}
@@ -260,7 +262,7 @@ def from_plain_parts(outline: dict, body: Any) -> ModuleInfo:
 
 def _decode_body(info: ModuleInfo, body: Any) -> None:
     try:
-        state = marshal.loads(body) if not isinstance(body, dict) else body
+        state = body if isinstance(body, dict) else marshal.loads(body[0].read(*body[1:]))
         info.__dict__.update({k: state[k] for k in BODY_FIELDS})
         info.events = {s: [Event(*e) for e in evs] for s, evs in state["events"].items()}
     except (ValueError, EOFError, TypeError, KeyError) as exc:

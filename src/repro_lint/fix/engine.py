@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from repro_lint import catalog
+from repro_lint.cache import CorruptCache
 from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, extract_source, programs_reaching, project_facts, select
 from repro_lint.findings import Finding
@@ -131,6 +132,17 @@ class _File:
         )
 
 
+def _bodies_read(facts: dict) -> dict:
+    """`facts` with every cached body read now (the re-checks reach any of them), or {}
+    when one does not match its digest (then they are worked out again)."""
+    try:
+        for info in facts.values():
+            info.__getstate__()
+    except CorruptCache:
+        return {}
+    return facts
+
+
 class _Engine:
     def __init__(
         self, report: Report, cfg: Config, unsafe: bool, jobs: int, selector: Selector, use_cache: bool,
@@ -141,7 +153,7 @@ class _Engine:
         self.root = report.root
         self.selector = selector
         self.settings = _settings()
-        self.facts = dict(report.facts) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
+        self.facts = _bodies_read(dict(report.facts)) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
         self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
         self.check_facts = checker or check_facts
         self.scope = {k for k, i in self.facts.items() if i.path in report.infos}  # the files the user asked to check

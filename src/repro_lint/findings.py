@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+# Findings and their locations without a `__dict__` each where the language allows
+# (Python 3.10+): a large project has tens of thousands, and the two dicts took about
+# 600 of the 1,500 bytes of each.
+_SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, **_SLOTS)
 class Location:
     """A source range. Lines are 1-based, columns 1-based in characters (not bytes)."""
 
@@ -35,7 +41,7 @@ class Fix:
     edits: tuple = ()
 
 
-@dataclass
+@dataclass(**_SLOTS)
 class Finding:
     code: str
     name: str

@@ -61,6 +61,11 @@ class Context:
         """A finding of rule `code`. `message` says what is wrong, in one short line; `help`
         what to do about it (default: the rule document's `help`)."""
         doc = catalog.rule_docs()[code]
+        help = help or doc.help or None
+        if help is not None:
+            # the same text is made again for most findings of a rule: one copy is kept
+            helps = self.__dict__.setdefault("_helps", {})
+            help = helps.setdefault(help, help)
         return Finding(
             code=code,
             name=doc.name,
@@ -68,7 +73,7 @@ class Context:
             location=location(info, at),
             related=list(related),
             fix=fix,
-            help=help or doc.help or None,
+            help=help,
         )
 
 

@@ -142,3 +142,48 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     finally:
         engine._extract_job = real
     assert back.extra["marker"] is NOT_LITERAL and state(back)["events"] == state(odd)["events"]
+
+
+def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
+    """A large project's bodies are kept marshalled and let go again once read (`model.pack`,
+    `engine.PACK_SOURCE_BYTES`): forced on a small one, with room for one decoded body, the
+    findings are the same, with --jobs 1 and 2, and so are the facts it stores in the cache."""
+    from repro_lint import engine, model
+    from repro_lint.cache import Cache
+    from repro_lint.config import Config
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
+    make_corpus.write_labs(corpus / "labs", 2, seed=0)
+
+    def findings(report):
+        return [f.to_dict() for f in report.findings]
+
+    expected = findings(engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False))
+    assert expected
+    monkeypatch.setattr(engine, "PACK_SOURCE_BYTES", 0)
+    monkeypatch.setattr(model._DECODED, "limit", 1)
+    for jobs in (1, 2):
+        report = engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
+        assert findings(report) == expected, jobs
+        packed = [i for i in report.facts.values() if "_packed" in i.__dict__]
+        assert len(packed) > len(report.facts) // 2  # packed, with their summaries kept
+        assert any("calls" not in i.__dict__ for i in packed)  # and let go again once read
+    # the cache filled from packed bodies holds what it holds when filled from objects
+    import marshal
+    import shutil
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    stored = {}
+    for packing in (True, False):
+        if not packing:
+            monkeypatch.setattr(engine, "PACK_SOURCE_BYTES", 1 << 40)
+        shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
+        assert findings(engine.run_check([corpus], Config(), root=corpus, jobs=1)) == expected
+        stored[packing] = {}
+        for k, entry in Cache(corpus, Config().fingerprint()).load_facts().items():
+            outline, (reader, *where) = model.to_plain_parts(entry.info)
+            stored[packing][k] = (outline, marshal.loads(reader.read(*where)))
+    assert len(stored[True]) == 167
+    assert stored[True] == stored[False]

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Optional
 
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, FunctionInfo, ModuleInfo, stored_summary
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
 
@@ -303,6 +303,10 @@ class ProjectIndex:
         functions called `m` in the modules the calling module imports, directly or not: an
         object's class is defined in a module that was loaded, and matching every function
         of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
+        if method not in self.by_name:
+            # no project function has this name (most calls of a library's methods): the
+            # answer is known at once, and memoised it took a third of this memo
+            return ()
         key = (method, info.module, marker)
         hit = self._method_cache.get(key)
         if hit is not None:
@@ -567,7 +571,7 @@ class ProjectIndex:
         self._succ[False].append(None)
         self._call_succ.append(None)
         # whether it has events: from the outline while the body is not decoded
-        stored = info.__dict__.get("_summary") if "_body" in info.__dict__ else None
+        stored = stored_summary(info)
         if stored is not None and "event_scopes" in stored:
             flag = scope in stored["event_scopes"]
         else:
@@ -778,15 +782,17 @@ class ProjectIndex:
         self._scope_refs()
         return self._by_kind  # type: ignore[return-value]
 
-    def kind_groups(self, i: int) -> dict[str, list[Event]]:
+    def kind_groups(self, i: int) -> "dict[str, list[Event] | tuple[Event, ...]]":
         """The events of scope number `i` grouped by kind (source order kept)."""
         by_kind = self._events_by_kind()
         groups = by_kind[i]
         if groups is None:
             mod, scope = self._refs[i]  # type: ignore[index]
-            groups = {}
+            lists: dict[str, list[Event]] = {}
             for ev in self.modules[mod].events.get(scope, ()):
-                groups.setdefault(ev.kind, []).append(ev)
+                lists.setdefault(ev.kind, []).append(ev)
+            # (tuples: a list keeps room to grow, and one is kept per kind of every scope)
+            groups = {kind: tuple(evs) for kind, evs in lists.items()}
             by_kind[i] = groups
         return groups
 

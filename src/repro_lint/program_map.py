@@ -44,7 +44,7 @@ def outline_digest(info: ModuleInfo) -> str:
         tuple((q, c.name, tuple(c.bases), tuple(c.methods)) for q, c in info.classes.items()),
         tuple(sorted(info.exports.items())),
         tuple(sorted({imp[0] for imp in info.imports})),
-        bool(info.extra.get(framework_reach.FACTORY)),
+        bool(info.summary(framework_reach.FACTORY)),
     )
     return hashlib.blake2b(repr(outline).encode(), digest_size=12).hexdigest()
 

@@ -237,6 +237,13 @@ def _event_scopes(info: ModuleInfo) -> tuple[str, ...]:
 
 
 BODY_FIELDS = ("events", "calls", "constants", "loops", "extra")
+# What whole-project questions (asked of every module, not of the reached ones) need of a
+# module's body, by name: stored with its outline, so that they decode no body
+# (`ModuleInfo.summary`). Modules that own an `extra` key register their questions here.
+SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scopes}
+
+
+# -- bodies kept marshalled in memory (a large project's cold check) ----------------------
 # the body fields let go again once read (all but the events), see `ModuleInfo.__getattr__`
 _REST_FIELDS = BODY_FIELDS[1:]
 
@@ -343,10 +350,6 @@ class _DecodedBodies:
 # together (each body decoded about 3 times in a check: programs, module rules, program
 # rules); 16 MB held 14,000 and cost 80 MB more for a tenth fewer decodings.
 _DECODED = _DecodedBodies(2 << 20)
-# What whole-project questions (asked of every module, not of the reached ones) need of a
-# module's body, by name: stored with its outline, so that they decode no body
-# (`ModuleInfo.summary`). Modules that own an `extra` key register their questions here.
-SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scopes}
 
 
 # -- a compact form for sending facts between processes ---------------------------------
@@ -384,8 +387,7 @@ def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
     body = info.__dict__.get("_body")
     packed = info.__dict__.get("_packed")
     if packed is not None:  # (marshalled as it is stored)
-        body = marshal.loads(packed[1])
-        body["events"] = marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info)
+        body = {"events": marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info), **marshal.loads(packed[1])}
         state = _outline_plain(info)
     elif body is None:
         state = to_plain(info)

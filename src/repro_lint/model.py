@@ -181,8 +181,8 @@ class ModuleInfo:
     # project reaches a small part of it.
     #
     # A large project's freshly extracted facts are kept the same way (`pack`): the body
-    # marshalled in memory, in two parts. The events, once decoded, stay decoded (rules tell
-    # events apart by identity); the other fields are let go again while the bodies decoded
+    # marshalled in memory, field by field. The events, once decoded, stay decoded (rules
+    # tell events apart by identity); the other fields are let go again while those decoded
     # at once exceed a budget (`_DECODED`), and decoded again when next read.
     def __getattr__(self, name: str) -> Any:
         # called only for a field not set: a body not decoded yet
@@ -194,8 +194,9 @@ class ModuleInfo:
                     state["events"] = _events(marshal.loads(packed[0]))
                     packed[0] = None
                 else:
-                    state.update(marshal.loads(packed[1]))
-                    _DECODED.add(self, len(packed[1]))
+                    data = packed[BODY_FIELDS.index(name)]
+                    state[name] = marshal.loads(data)
+                    _DECODED.add(self, name, len(data))
                 return state[name]
             body = state.pop("_body", None)
             if body is not None:
@@ -272,14 +273,13 @@ def pack(info: ModuleInfo) -> bool:
     if info.error is not None or "_body" in state or "_packed" in state:
         return False
     try:
-        events = marshal.dumps(_plain_events(info))
-        rest = marshal.dumps({k: state[k] for k in _REST_FIELDS})
+        packed = [marshal.dumps(_plain_events(info)), *[marshal.dumps(state[k]) for k in _REST_FIELDS]]
     except ValueError:
         return False
     state["_summary"] = {name: ask(info) for name, ask in SUMMARIES.items()}
     for k in BODY_FIELDS:
         del state[k]
-    state["_packed"] = [events, rest]
+    state["_packed"] = packed  # (by field, in `BODY_FIELDS` order)
     return True
 
 
@@ -295,12 +295,12 @@ def packed_plain(info: ModuleInfo) -> Optional[tuple]:
 
 
 def from_packed_plain(plain: tuple) -> ModuleInfo:
-    state, events, rest = plain
+    state, *packed = plain
     info = ModuleInfo.__new__(ModuleInfo)
     info.__dict__.update(state)
     info.functions = {q: FunctionInfo(*f) for q, f in state["functions"].items()}
     info.classes = {q: ClassInfo(*c) for q, c in state["classes"].items()}
-    info.__dict__["_packed"] = [events, rest]
+    info.__dict__["_packed"] = packed
     return info
 
 
@@ -312,35 +312,35 @@ def unpack(info: ModuleInfo) -> None:
         return
     if packed[0] is not None:
         state["events"] = _events(marshal.loads(packed[0]))
-    if "calls" not in state:  # (else decoded now, and kept)
-        state.update(marshal.loads(packed[1]))
-    _DECODED.forget(info)
+    for name, data in zip(_REST_FIELDS, packed[1:]):
+        if name not in state:  # (else decoded now, and kept)
+            state[name] = marshal.loads(data)
+        _DECODED.forget(info, name)
     del state["_packed"]
     state.pop("_summary", None)
 
 
 class _DecodedBodies:
-    """The packed bodies whose other fields are decoded, oldest first: past `limit` bytes
-    (of their marshalled size) the oldest are let go again. Rules read a module's body over
-    and over while they look at it, then move on, mostly in module order."""
+    """The fields of packed bodies decoded (other than events), oldest first: past `limit`
+    bytes (of their marshalled size) the oldest are let go again. Rules read a module's body
+    over and over while they look at it, then move on, mostly in module order."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self.held: dict[int, tuple[ModuleInfo, int]] = {}
+        self.held: dict[tuple[int, str], tuple[ModuleInfo, int]] = {}
 
-    def add(self, info: ModuleInfo, size: int) -> None:
-        self.held[id(info)] = (info, size)
+    def add(self, info: ModuleInfo, name: str, size: int) -> None:
+        self.held[(id(info), name)] = (info, size)
         self.size += size
         while self.size > self.limit and len(self.held) > 1:
-            old, old_size = self.held.pop(next(iter(self.held)))
+            key = next(iter(self.held))
+            old, old_size = self.held.pop(key)
             self.size -= old_size
-            state = old.__dict__
-            for k in _REST_FIELDS:
-                state.pop(k, None)
+            old.__dict__.pop(key[1], None)
 
-    def forget(self, info: ModuleInfo) -> None:
-        hit = self.held.pop(id(info), None)
+    def forget(self, info: ModuleInfo, name: str) -> None:
+        hit = self.held.pop((id(info), name), None)
         if hit is not None:
             self.size -= hit[1]
 
@@ -387,7 +387,8 @@ def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
     body = info.__dict__.get("_body")
     packed = info.__dict__.get("_packed")
     if packed is not None:  # (marshalled as it is stored)
-        body = {"events": marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info), **marshal.loads(packed[1])}
+        body = {"events": marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info)}
+        body.update((name, marshal.loads(data)) for name, data in zip(_REST_FIELDS, packed[1:]))
         state = _outline_plain(info)
     elif body is None:
         state = to_plain(info)

@@ -28,6 +28,9 @@ CALL_HOOKS: list[CallHook] = []
 # returning the set, read when a file's walk starts): the walk then calls it only for calls
 # whose callee (its qualified name, else its attribute or plain name) ends in one of them.
 CALL_HOOK_NAMES: dict[CallHook, Callable[[], frozenset]] = {}
+# A call hook that can only act on calls passing certain literals (strings or booleans, as
+# plain arguments or keywords) gives them here: the walk calls it only for such calls.
+CALL_HOOK_LITERALS: dict[CallHook, Callable[[], frozenset]] = {}
 ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
 # Called with each statement of the module body (the `__main__` guard included) before it is visited.
 MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
@@ -54,18 +57,27 @@ _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
-_HOOK_TABLES: dict[tuple, tuple[dict[str, tuple], tuple]] = {}
+_HOOK_TABLES: dict[tuple, tuple] = {}
+_LITERAL_TYPES = (str, bool)  # what `CALL_HOOK_LITERALS` can name (exact types: a tree's constants)
 
 
-def _call_hook_table(hooks: tuple) -> tuple[dict[str, tuple], tuple]:
-    """(callee name -> the hooks to call, the hooks for every other callee), each tuple in
-    registration order (hooks may read what earlier ones recorded for the same call)."""
+def _call_hook_table(hooks: tuple) -> tuple:
+    """The hooks to call, as (callee name -> hooks, the hooks for every other callee) for a
+    call passing a literal of `CALL_HOOK_LITERALS` and the same for the others, plus those
+    literals; each tuple in registration order (hooks may read what earlier ones recorded
+    for the same call)."""
     hit = _HOOK_TABLES.get(hooks)
     if hit is None:
         names = {h: CALL_HOOK_NAMES[h]() for h in hooks if h in CALL_HOOK_NAMES}
-        every = tuple(h for h in hooks if h not in names)
-        table = {name: tuple(h for h in hooks if h not in names or name in names[h]) for gated in names.values() for name in gated}
-        hit = _HOOK_TABLES[hooks] = (table, every)
+        gated = {h for h in hooks if h in CALL_HOOK_LITERALS}
+        literals = frozenset().union(*(CALL_HOOK_LITERALS[h]() for h in gated))
+
+        def tables(usable: tuple) -> tuple[dict[str, tuple], tuple]:
+            every = tuple(h for h in usable if h not in names)
+            table = {name: tuple(h for h in usable if h not in names or name in names[h]) for callees in names.values() for name in callees}
+            return table, every
+
+        hit = _HOOK_TABLES[hooks] = (*tables(hooks), *tables(tuple(h for h in hooks if h not in gated)), literals)
     return hit
 
 
@@ -84,7 +96,7 @@ class Extractor:
         # seeds and flags record theirs, so that a fix can repeat the user's condition
         self.guards: list[Optional[ast.expr]] = []
         self.func: Optional[FunctionInfo] = None
-        self.hooks_for, self.hooks_any = _call_hook_table(tuple(CALL_HOOKS))
+        self.hooks_for, self.hooks_any, self.hooks_for_plain, self.hooks_any_plain, self.hook_literals = _call_hook_table(tuple(CALL_HOOKS))
         self.class_stack: list[str] = []
         self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
         self.torch_used_scopes: set[str] = set()
@@ -659,7 +671,10 @@ class Extractor:
             if not local and m.looks_like_seeder(last):  # type: ignore[arg-type]
                 self._seed_candidate(node, last)  # type: ignore[arg-type]
             self.add_call(None, last, node)
-        # functions handed over as arguments (callbacks) are reached too
+        # functions handed over as arguments (callbacks) are reached too; literals that
+        # hooks ask for (`CALL_HOOK_LITERALS`) are looked for in the same loops
+        literals = self.hook_literals
+        passes = False
         for arg in node.args:
             ta = type(arg)
             if ta is _Name:
@@ -667,6 +682,9 @@ class Extractor:
                     self._maybe_ref(arg)
             elif ta is _Attribute:
                 self._maybe_ref(arg)
+            elif ta is _Constant and not passes:
+                v = arg.value  # type: ignore[attr-defined]
+                passes = v.__class__ in _LITERAL_TYPES and v in literals
         for kw in node.keywords:
             v = kw.value
             ta = type(v)
@@ -676,7 +694,14 @@ class Extractor:
             elif ta is _Attribute:
                 if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
                     self._method_ref(v)
-        for hook in self.hooks_for.get(last, self.hooks_any):  # type: ignore[arg-type]
+            elif ta is _Constant and not passes:
+                c = v.value  # type: ignore[attr-defined]
+                passes = c.__class__ in _LITERAL_TYPES and c in literals
+        if passes:
+            hooks = self.hooks_for.get(last, self.hooks_any)  # type: ignore[arg-type]
+        else:
+            hooks = self.hooks_for_plain.get(last, self.hooks_any_plain)  # type: ignore[arg-type]
+        for hook in hooks:
             hook(self, node, qual)
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:

@@ -675,11 +675,13 @@ class Extractor:
         # hooks ask for (`CALL_HOOK_LITERALS`) are looked for in the same loops
         literals = self.hook_literals
         passes = False
+        roots = m.external_roots
         for arg in node.args:
             ta = type(arg)
             if ta is _Name:
-                if self.r.scope.lookup(arg.id) is not None:  # most are local variables
-                    self._maybe_ref(arg)
+                ref = self.r.scope.lookup(arg.id)  # `_maybe_ref`, written out: most are local variables
+                if ref is not None and ref.split(".", 1)[0] not in roots:
+                    self.add_call(ref, REF_CALL, arg)
             elif ta is _Attribute:
                 self._maybe_ref(arg)
             elif ta is _Constant and not passes:
@@ -689,8 +691,9 @@ class Extractor:
             v = kw.value
             ta = type(v)
             if ta is _Name:
-                if self.r.scope.lookup(v.id) is not None:
-                    self._maybe_ref(v)
+                ref = self.r.scope.lookup(v.id)
+                if ref is not None and ref.split(".", 1)[0] not in roots:
+                    self.add_call(ref, REF_CALL, v)
             elif ta is _Attribute:
                 if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
                     self._method_ref(v)

@@ -300,8 +300,12 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
             if st is not None and st.dicts and st.dicts.get(ex.scope):
                 _dict_method(ex, node)
             # of attribute calls, only `self.attr(...)` can name a loader bound in this class
+            # (most are calls of the class's own methods, never bound to anything)
             fn = ex.func
             if type(recv) is not _Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:  # type: ignore[attr-defined]
+                return
+            facts = ex.info.extra.get(FACTS)
+            if facts is None or func.attr not in facts["self"].get(fn.qual.rpartition(".")[0], _EMPTY):  # type: ignore[attr-defined]
                 return
         elif tf is _Name:
             # an unresolved name (a builtin, a parameter, ...) is a loader only when this
@@ -442,7 +446,8 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             # only a dict expression (or a name of one) starts or changes a tracked dict
             st = _state(ex)
             tv = type(value)
-            branches = None if aug or tv not in _DICT_EXPRESSIONS else _dict_branches(ex, value)
+            # (a call with positional arguments is never `dict(...)`: no dict expression)
+            branches = None if aug or tv not in _DICT_EXPRESSIONS or tv is ast.Call and value.args else _dict_branches(ex, value)  # type: ignore[attr-defined]
             if branches is not None or st.dicts and ident in st.dicts.get(ex.scope, _EMPTY):
                 _set_dict(ex, stmt, ident, branches)
             if st.gens or tv is ast.Call and (desc[0] != "call" or desc[1] in (_CAT or _catalog())["torch_gens"] or _seeds_generator(value)):

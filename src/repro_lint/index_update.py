@@ -81,6 +81,8 @@ class LiveIndex(ProjectIndex):
         for mod, targets in self.imports_of.items():
             for target in targets:
                 self._imported_by.setdefault(target, set()).add(mod)
+        # changed in place below (`ProjectIndex` keeps each module's importers as a list)
+        self.importers = {mod: set(importers) for mod, importers in self.importers.items()}  # type: ignore[misc]
         # every dotted prefix of each module's imported names -> the modules importing them
         self._import_prefixes: dict[str, set[str]] = {}
         self._exact_imports: dict[str, set[str]] = {}  # each imported name -> the modules importing it
@@ -454,8 +456,8 @@ class LiveIndex(ProjectIndex):
             mod = self.module_of(imp[0], new)
             if mod is not None and mod != name:
                 targets.add(mod)
-        before = self.imports_of.get(name, set())
-        self.imports_of[name] = targets
+        before = set(self.imports_of.get(name, ()))
+        self.imports_of[name] = tuple(targets) if targets else ()
         for mod in before - targets:
             self._imported_by.get(mod, set()).discard(name)
             if not new.is_test:
@@ -464,31 +466,23 @@ class LiveIndex(ProjectIndex):
             self._imported_by.setdefault(mod, set()).add(name)
             if not new.is_test:
                 self.importers.setdefault(mod, set()).add(name)
-        # the reach walk's numbering: scopes that went are never reached, new ones numbered last
+        # the reach walk's numbering: scopes that went are never reached (new ones are
+        # numbered when a walk meets them)
         if self._refs is not None:
             ids_of = self._ref_ids
             now = set(self._module_scopes(new))
             for ref in self._module_scopes(old):
                 if ref not in now:
                     ids_of.pop(ref, None)
-            for ref in self._module_scopes(new):
-                if ref not in ids_of:
-                    ids_of[ref] = len(self._refs)
-                    self._refs.append(ref)
-                    self._succ[True].append(None)
-                    self._succ[False].append(None)
-                    self._call_succ.append(None)
-                    if self._has_events is not None:
-                        self._has_events.append(0)
-                    if self._by_kind is not None:
-                        self._by_kind.append(None)
 
     def _events_changed(self, old: ModuleInfo, new: ModuleInfo) -> None:
         if self._refs is None:
             return
         ids = self._ref_ids
         for ref in self._module_scopes(new):
-            i = ids[ref]
+            i = ids.get(ref)
+            if i is None:
+                continue  # not numbered yet: its flag is set when it is
             events = new.events.get(ref[1], ())
             if self._has_events is not None:
                 self._has_events[i] = 1 if events else 0

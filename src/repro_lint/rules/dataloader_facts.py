@@ -270,11 +270,14 @@ def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
 
 # -- hooks ----------------------------------------------------------------------------
 _CAT: dict = {}  # `_cat()`, kept here once read: the hooks run for every call and assignment
+# the methods of unresolved receivers the call hook acts on (a generator's seeding, argparse)
+_METHODS: set = set()
 
 
 def _catalog() -> dict:
     if not _CAT:
         _CAT.update(_cat())
+        _METHODS.update([_CAT["gen_seed_method"], _CAT["argparse"]])
     return _CAT
 
 
@@ -289,13 +292,14 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
         if tf is _Attribute:
             method = func.attr  # type: ignore[attr-defined]
             recv = func.value  # type: ignore[attr-defined]
-            if method == cat["gen_seed_method"] and type(recv) is _Name:
-                st = ex.__dict__.get("_dataloading")
-                gens = st.gens.get(ex.scope) if st is not None else None
-                if gens is not None and recv.id in gens:  # type: ignore[attr-defined]
-                    gens[recv.id] = True  # type: ignore[attr-defined]
-            elif method == cat["argparse"]:
-                _argparse(ex, node)
+            if method in _METHODS:
+                if method == cat["gen_seed_method"] and type(recv) is _Name:
+                    st = ex.__dict__.get("_dataloading")
+                    gens = st.gens.get(ex.scope) if st is not None else None
+                    if gens is not None and recv.id in gens:  # type: ignore[attr-defined]
+                        gens[recv.id] = True  # type: ignore[attr-defined]
+                elif method == cat["argparse"]:
+                    _argparse(ex, node)
             st = ex.__dict__.get("_dataloading")
             if st is not None and st.dicts and st.dicts.get(ex.scope):
                 _dict_method(ex, node)

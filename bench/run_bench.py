@@ -54,10 +54,24 @@ print(time.perf_counter() - t, time.process_time() - c)
 """
 
 
+# Where the package's bytecode goes: repro-lint runs as an installed copy runs (pip compiles
+# bytecode when it installs), also where the environment sets PYTHONDONTWRITEBYTECODE, which
+# would make every run compile the package's sources again (about 0.08 s of each run).
+_PYCACHE = Path(tempfile.gettempdir()) / "repro-lint-bench-pycache"
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
     return env
+
+
+def compile_package() -> None:
+    """The package's bytecode, made once before anything is timed (into `_PYCACHE`, not the
+    source folder)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC / "repro_lint")], env=_env(), check=True, stdout=subprocess.DEVNULL)
 
 
 def measure(cmd: list[str], cwd: Path, stdin: str = "") -> tuple[float, float, str, float]:
@@ -233,6 +247,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="also write the figures to this file")
     args = p.parse_args(argv)
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, {platform.platform()}", flush=True)
+    compile_package()
     tmp = None
     corpus = args.corpus
     if corpus is None:

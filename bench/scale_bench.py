@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import make_corpus  # noqa: E402
-from run_bench import lint_cmd, measure  # noqa: E402
+from run_bench import compile_package, lint_cmd, measure  # noqa: E402
 
 EDITED = Path("labs/lab_00/utils/metrics_00.py")
 QUIET = ("--format", "concise", "--exit-zero", "-q")
@@ -104,6 +104,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="also write the figures to this file")
     args = p.parse_args(argv)
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, {platform.platform()}", flush=True)
+    compile_package()
     base = args.keep or Path(tempfile.mkdtemp(prefix="repro-lint-scale-"))
     results: dict = {}
     try:

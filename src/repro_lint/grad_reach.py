@@ -16,7 +16,8 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-from repro_lint.extract import ITEM_CALLS, NO_GRAD_SPANS, STORES
+from repro_lint.call_facts import ITEM_CALLS
+from repro_lint.extract import NO_GRAD_SPANS, STORES
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -38,6 +38,8 @@ FACTS = "dataloading"  # key in ModuleInfo.extra
 INITIAL_SEED = "initial_seed_scopes"
 SUMMARIES[INITIAL_SEED] = lambda info: tuple((info.extra.get(FACTS) or _EMPTY).get("initial_seed", ()))
 UNKNOWN = ("unknown",)
+_Name = ast.Name
+_Attribute = ast.Attribute
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
 _MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
 _MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates
@@ -116,6 +118,13 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
     if node is None or depth > _MAX_DEPTH:
         return UNKNOWN
     t = type(node)
+    if t is ast.Call:  # the commonest value: `x = f(...)`
+        qual = ex.r.qualify(node.func)  # type: ignore[attr-defined]
+        if qual in (_CAT or _catalog())["partials"]:
+            part = _partial_desc(ex, node, depth, qual)  # type: ignore[arg-type]
+            if part is not None:
+                return part
+        return ("call", qual)
     if t is ast.Constant or t is ast.UnaryOp:  # what `literal` can read
         lit = literal(node)
         if lit is not NOT_LITERAL:
@@ -144,13 +153,6 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
         if all(isinstance(k, str) for k in keys):
             return ("dict", tuple((k, _desc(ex, v, depth + 1)) for k, v in zip(keys, node.values)))
         return UNKNOWN
-    if t is ast.Call:
-        qual = ex.r.qualify(node.func)
-        if qual in _cat()["partials"]:
-            part = _partial_desc(ex, node, depth, qual)
-            if part is not None:
-                return part
-        return ("call", qual)
     return UNKNOWN
 
 
@@ -267,37 +269,60 @@ def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
 
 
 # -- hooks ----------------------------------------------------------------------------
+_CAT: dict = {}  # `_cat()`, kept here once read: the hooks run for every call and assignment
+# the methods of unresolved receivers the call hook acts on (a generator's seeding, argparse)
+_METHODS: set = set()
+
+
+def _catalog() -> dict:
+    if not _CAT:
+        _CAT.update(_cat())
+        _METHODS.update([_CAT["gen_seed_method"], _CAT["argparse"]])
+    return _CAT
+
+
 def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
     # runs for every call of a project: the commonest calls (methods of other objects,
-    # calls into libraries, project calls passing nothing a loader rule reads) leave early
-    cat = _cat()
+    # calls into libraries, project calls passing nothing a loader rule reads) leave early,
+    # before any lookup that can wait
+    cat = _CAT or _catalog()
     func = node.func
     if qual is None:
-        if type(func) is ast.Attribute:
-            method = func.attr
-            if method == cat["gen_seed_method"] and isinstance(func.value, ast.Name):
-                gens = _state(ex).gens.get(ex.scope)
-                if gens is not None and func.value.id in gens:
-                    gens[func.value.id] = True
-            elif method == cat["argparse"]:
-                _argparse(ex, node)
-            dicts = _state(ex).dicts
-            if dicts and dicts.get(ex.scope):
+        tf = type(func)
+        if tf is _Attribute:
+            method = func.attr  # type: ignore[attr-defined]
+            recv = func.value  # type: ignore[attr-defined]
+            if method in _METHODS:
+                if method == cat["gen_seed_method"] and type(recv) is _Name:
+                    st = ex.__dict__.get("_dataloading")
+                    gens = st.gens.get(ex.scope) if st is not None else None
+                    if gens is not None and recv.id in gens:  # type: ignore[attr-defined]
+                        gens[recv.id] = True  # type: ignore[attr-defined]
+                elif method == cat["argparse"]:
+                    _argparse(ex, node)
+            st = ex.__dict__.get("_dataloading")
+            if st is not None and st.dicts and st.dicts.get(ex.scope):
                 _dict_method(ex, node)
             # of attribute calls, only `self.attr(...)` can name a loader bound in this class
-            recv = func.value
+            # (most are calls of the class's own methods, never bound to anything)
             fn = ex.func
-            if type(recv) is not ast.Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:
+            if type(recv) is not _Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:  # type: ignore[attr-defined]
                 return
-        elif type(func) is ast.Name:
+            facts = ex.info.extra.get(FACTS)
+            if facts is None or func.attr not in facts["self"].get(fn.qual.rpartition(".")[0], _EMPTY):  # type: ignore[attr-defined]
+                return
+        elif tf is _Name:
             # an unresolved name (a builtin, a parameter, ...) is a loader only when this
             # file bound it to one
             facts = ex.info.extra.get(FACTS)
             if facts is None:
                 return
             names = facts["names"]
-            if func.id not in names.get(ex.scope, _EMPTY) and func.id not in names.get(MODULE_SCOPE, _EMPTY):
+            if func.id not in names.get(ex.scope, _EMPTY) and func.id not in names.get(MODULE_SCOPE, _EMPTY):  # type: ignore[attr-defined]
                 return
+        target = _call_target(ex, node, qual)
+        if target is None:
+            return
     else:
         if qual in cat["initial_seed"]:
             scopes = _facts(ex)["initial_seed"]
@@ -311,13 +336,14 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
             on = arg is not None and literal(arg) not in (False, None, 0)
             ex.add("workerseed", node, api=qual, on=on)
             return
-        if qual not in cat["loaders"] and qual not in cat["random"] and (qual.split(".", 1)[0] in ex.m.external_roots or not _worth_keeping(node)):
+        # a loader, a random split, or maybe a project subclass of DataLoader (or a class
+        # attribute bound to one): only worth keeping when the call passes what the rules read
+        if qual not in cat["loaders"] and qual not in cat["random"] and (not _worth_keeping(node) or qual.partition(".")[0] in ex.m.external_roots):
             return
-    target = _call_target(ex, node, qual)
-    if target is None:
-        return
-    starred = any(isinstance(a, ast.Starred) for a in node.args)
-    gens = _state(ex).gens.get(ex.scope, {})
+        target = ("qual", qual)
+    starred = any(type(a) is ast.Starred for a in node.args)
+    st = ex.__dict__.get("_dataloading")
+    gens = st.gens.get(ex.scope, _EMPTY) if st is not None else _EMPTY
     ex.add(
         "loader", node,
         target=target,
@@ -331,7 +357,7 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
 
 def _call_target(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional[tuple]:
     """How the callee of a possible loader call is described, or None when it is not one."""
-    cat = _cat()
+    cat = _CAT or _catalog()
     func = node.func
     if qual is not None:
         if qual in cat["loaders"] or qual in cat["random"]:
@@ -373,11 +399,12 @@ def _maybe_callable(desc: tuple) -> bool:
 
 
 def _worth_keeping(node: ast.Call) -> bool:
-    return (
-        len(node.args) > 2
-        or has_kwargs(node)
-        or any(kw.arg in _KEYS for kw in node.keywords)
-    )
+    if len(node.args) > 2:
+        return True
+    for kw in node.keywords:  # `**kwargs`, or a keyword the rules read
+        if kw.arg is None or kw.arg in _KEYS:
+            return True
+    return False
 
 
 def _argparse(ex: Extractor, node: ast.Call) -> None:
@@ -392,42 +419,56 @@ def _argparse(ex: Extractor, node: ast.Call) -> None:
 
 
 def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
-    value = getattr(stmt, "value", None)
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
-    aug = isinstance(stmt, ast.AugAssign)
+    value = stmt.value  # type: ignore[attr-defined]
     if value is None:
         return  # a bare annotation binds nothing
-    facts = _facts(ex)
+    ts = type(stmt)
+    targets = stmt.targets if ts is ast.Assign else (stmt.target,)  # type: ignore[attr-defined]
+    aug = ts is ast.AugAssign
+    facts = ex.info.extra.get(FACTS) or _facts(ex)
     for target in targets:
-        if isinstance(target, ast.Name):
+        tt = type(target)
+        if tt is _Name:
             desc = UNKNOWN if aug else _desc(ex, value)
+            ident = target.id  # type: ignore[attr-defined]
             if ex.class_stack:
                 # a class attribute: `num_workers = 0` in a config class, `loader_cls = DataLoader`
                 cls = ".".join(ex.prefix)
-                facts["self"].setdefault(cls, {}).setdefault(target.id, []).append(desc)
-                facts["classattr"].setdefault(target.id, []).append(desc)
-                _held(ex, cls, target.id, value, stmt)
+                facts["self"].setdefault(cls, {}).setdefault(ident, []).append(desc)
+                facts["classattr"].setdefault(ident, []).append(desc)
+                _held(ex, cls, ident, value, stmt)
                 continue
-            facts["names"].setdefault(ex.scope, {}).setdefault(target.id, []).append(desc)
+            names = facts["names"]
+            bound = names.get(ex.scope)
+            if bound is None:
+                bound = names[ex.scope] = {}
+            descs = bound.get(ident)
+            if descs is None:
+                bound[ident] = [desc]
+            else:
+                descs.append(desc)
             # only a dict expression (or a name of one) starts or changes a tracked dict
             st = _state(ex)
             tv = type(value)
-            branches = None if aug or tv not in _DICT_EXPRESSIONS else _dict_branches(ex, value)
-            if branches is not None or st.dicts and target.id in st.dicts.get(ex.scope, _EMPTY):
-                _set_dict(ex, stmt, target.id, branches)
-            if st.gens or tv is ast.Call and (desc[0] != "call" or desc[1] in _cat()["torch_gens"] or _seeds_generator(value)):
-                _track_generator(ex, target.id, value, desc)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == _self_name(ex):
-            cls = _class_of_method(ex)
-            desc = UNKNOWN if aug else _desc(ex, value)
-            facts["self"].setdefault(cls, {}).setdefault(target.attr, []).append(desc)
-            _held(ex, cls, target.attr, value, stmt)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            _item_assign(ex, stmt, target, value)
-        elif isinstance(target, (ast.Tuple, ast.List)):
+            # (a call with positional arguments is never `dict(...)`: no dict expression)
+            branches = None if aug or tv not in _DICT_EXPRESSIONS or tv is ast.Call and value.args else _dict_branches(ex, value)  # type: ignore[attr-defined]
+            if branches is not None or st.dicts and ident in st.dicts.get(ex.scope, _EMPTY):
+                _set_dict(ex, stmt, ident, branches)
+            if st.gens or tv is ast.Call and (desc[0] != "call" or desc[1] in (_CAT or _catalog())["torch_gens"] or _seeds_generator(value)):
+                _track_generator(ex, ident, value, desc)
+        elif tt is _Attribute:
+            if type(target.value) is _Name and target.value.id == _self_name(ex):  # type: ignore[attr-defined]
+                cls = _class_of_method(ex)
+                desc = UNKNOWN if aug else _desc(ex, value)
+                facts["self"].setdefault(cls, {}).setdefault(target.attr, []).append(desc)  # type: ignore[attr-defined]
+                _held(ex, cls, target.attr, value, stmt)  # type: ignore[attr-defined]
+        elif tt is ast.Subscript:
+            if type(target.value) is _Name:  # type: ignore[attr-defined]
+                _item_assign(ex, stmt, target, value)  # type: ignore[arg-type]
+        elif tt is ast.Tuple or tt is ast.List:
             # `train_ds, val_ds = random_split(ds, ...)`: the parts hold the same dataset
             wraps = isinstance(value, ast.Call) and ex.r.qualify(value.func) in _cat()["random"] and value.args
-            for elt in target.elts:
+            for elt in target.elts:  # type: ignore[attr-defined]
                 if isinstance(elt, ast.Name):
                     desc = ("any", (_desc(ex, value.args[0]),)) if wraps else UNKNOWN  # type: ignore[union-attr]
                     facts["names"].setdefault(ex.scope, {}).setdefault(elt.id, []).append(desc)

@@ -199,6 +199,7 @@ def _op_names() -> frozenset:
 extract.CALL_HOOKS.append(_op_call)
 extract.CALL_HOOK_NAMES[_op_call] = _op_names
 extract.CALL_HOOKS.append(_literal_call)
+extract.CALL_HOOK_LITERALS[_literal_call] = lambda: table().values
 
 
 # -- messages ------------------------------------------------------------------------------

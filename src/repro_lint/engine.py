@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from repro_lint import catalog, notebook, program_map
+from repro_lint import catalog, model, notebook, program_map
 from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
 from repro_lint.cache import Cache, CorruptCache, cached_facts
 from repro_lint.config import Config
@@ -281,6 +281,15 @@ def without_cyclic_gc():
             gc.enable()
 
 
+@contextlib.contextmanager
+def _decoded_released():
+    """The table of decoded body fields (`model.pack`) emptied when a check ends."""
+    try:
+        yield
+    finally:
+        model._DECODED.clear()
+
+
 def run_check(
     paths: list[Path],
     cfg: Config,
@@ -296,7 +305,7 @@ def run_check(
     `overrides` gives files' contents that are not on disk (an editor's unsaved buffer read
     from stdin): they are checked, and reported on, with that content. With `dependents`,
     findings are reported wherever the named files can change them (`dependent_files`)."""
-    with without_cyclic_gc():
+    with without_cyclic_gc(), _decoded_released():
         try:
             return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
         except CorruptCache:  # a cached body that does not match its record: rebuilt, not trusted

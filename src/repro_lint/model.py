@@ -339,6 +339,12 @@ class _DecodedBodies:
             self.size -= old_size
             old.__dict__.pop(key[1], None)
 
+    def clear(self) -> None:
+        """Hold on to nothing (what is decoded stays so): a check's facts are not kept
+        alive past it by this table."""
+        self.held = {}
+        self.size = 0
+
     def forget(self, info: ModuleInfo, name: str) -> None:
         hit = self.held.pop((id(info), name), None)
         if hit is not None:

@@ -232,7 +232,7 @@ def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[lis
             targets.extend(project)  # the whole project: walked once
             continue
         for f in disc.walk(p, explicit=True):
-            if p.is_file() and disc.exclude.match_file(display_rel(f, root)):
+            if p.is_file() and disc.excluded(display_rel(f, root)):
                 continue  # excluded files stay excluded when named (pre-commit names them)
             targets.append(f)
     return project, targets

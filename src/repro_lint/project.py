@@ -9,8 +9,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Optional
 
-import pathspec
-
 from repro_lint import catalog
 from repro_lint.bounded_read import read_text
 from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
@@ -19,6 +17,8 @@ from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
 SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pathspec
+
     from repro_lint.model import ModuleInfo
 
 
@@ -117,19 +117,31 @@ class FolderResolver:
         return hit
 
 
+def _patterns(lines: list[str]) -> "pathspec.PathSpec":
+    # imported when a project has patterns to match (excludes, a .gitignore): the import
+    # takes a tenth of a second's start-up for the others
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+
 class Discovery:
     """Finds Python files under given paths, honouring .gitignore and excludes."""
 
     def __init__(self, root: Path, exclude: list[str]) -> None:
         self.root = root
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
-        self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
-        self._gitignores: dict[str, Optional[pathspec.PathSpec]] = {}
+        self.exclude = _patterns(exclude) if exclude else None
+        self._gitignores: dict[str, Optional["pathspec.PathSpec"]] = {}
         self.resolve = FolderResolver()
         # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
         self.side_files: list[str] = []
 
-    def _gitignore(self, rel_folder: str) -> Optional[pathspec.PathSpec]:
+    def excluded(self, rel: str) -> bool:
+        """Whether the configuration's `exclude` patterns match `rel` (relative to the root, with "/")."""
+        return self.exclude is not None and self.exclude.match_file(rel)
+
+    def _gitignore(self, rel_folder: str) -> Optional["pathspec.PathSpec"]:
         """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
         try:
             return self._gitignores[rel_folder]
@@ -139,7 +151,7 @@ class Discovery:
         gi = self.root / rel_folder / ".gitignore"
         if gi.is_file():
             try:
-                spec = pathspec.PathSpec.from_lines("gitwildmatch", read_text(gi).splitlines())
+                spec = _patterns(read_text(gi).splitlines())
             except (OSError, ValueError):
                 spec = None
         self._gitignores[rel_folder] = spec
@@ -153,7 +165,7 @@ class Discovery:
 
     def _ignored_rel(self, rel: str, is_dir: bool) -> bool:
         """Whether the file or folder at `rel` (relative to the root, with "/") is excluded."""
-        if self.exclude.match_file(rel + "/" if is_dir else rel):
+        if self.excluded(rel + "/" if is_dir else rel):
             return True
         # .gitignore files from the root down to the file's folder
         start = 0

@@ -51,6 +51,13 @@ def test_timeout_stops_runs_and_compares_what_was_recorded(probe):
     assert all(r["ops"] > 0 for r in runs)
 
 
+def test_timeout_stops_a_program_when_the_alarm_lands_in_a_finalizer(probe):
+    # the stop raised there is swallowed by the interpreter: the next op stops the program
+    result = probe("slow_finalizers.py", "--timeout", "1", "--no-deterministic-run", timeout=180)
+    assert result.code == 0, result.stderr
+    assert [r["stop_reason"] for r in result.report["runs"]] == ["timeout", "timeout"]
+
+
 def test_failing_program_is_an_error_with_its_traceback(probe):
     result = probe("raises.py")
     assert result.code == 2

@@ -140,13 +140,18 @@ class Recorder(TorchDispatchMode):
             self.stop("max-ops")
         return out
 
-    def stop(self, reason: str) -> None:
-        """Stop recording; end the program at the next op that runs on the main thread."""
+    def stop(self, reason: str, asynchronous: bool = False) -> None:
+        """Stop recording; end the program at the next op that runs on the main thread.
+
+        `asynchronous`: called from a signal handler, whose exception the interpreter
+        swallows when it lands in a weakref callback or a `__del__` ("Exception ignored
+        in ..."): the next op raises it again."""
         self.recording = False
         self.stop_reason = self.stop_reason or reason
         if not self.stop_program:
             return  # a child process goes on unrecorded; ending it would fail its parent
         if threading.current_thread() is threading.main_thread():
+            self._stop_pending = asynchronous
             raise ProbeStop(reason)
         self._stop_pending = True
 

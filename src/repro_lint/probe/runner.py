@@ -155,12 +155,22 @@ def _compiled_graphs() -> int:
         return 0
 
 
-def _time_up(recorder, dispatch: bool) -> None:
-    if recorder.recording or not dispatch:
-        recorder.stop("timeout")
-    if not dispatch:
-        from repro_lint.probe.recorder import ProbeStop
+# A stop raised by the timeout's signal handler is lost when the signal lands in a weakref
+# callback or a `__del__` (the interpreter prints "Exception ignored in ..." and goes on):
+# the alarm is set again, and stops the program at its next firing (the runner disarms it
+# once the program is stopped).
+_STOP_RETRY_S = 0.25
 
+
+def _time_up(recorder, dispatch: bool) -> None:
+    from repro_lint.probe.recorder import ProbeStop
+
+    signal.setitimer(signal.ITIMER_REAL, _STOP_RETRY_S)
+    if recorder.recording or not dispatch:
+        recorder.stop("timeout", asynchronous=True)
+    elif recorder.stop_reason == "timeout":
+        raise ProbeStop("timeout")  # an earlier stop was lost, and no op has run since
+    if not dispatch:
         raise ProbeStop("timeout")  # no op hook to stop at: stop here
 
 

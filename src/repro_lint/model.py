@@ -296,10 +296,7 @@ def packed_plain(info: ModuleInfo) -> Optional[tuple]:
 
 def from_packed_plain(plain: tuple) -> ModuleInfo:
     state, *packed = plain
-    info = ModuleInfo.__new__(ModuleInfo)
-    info.__dict__.update(state)
-    info.functions = {q: FunctionInfo(*f) for q, f in state["functions"].items()}
-    info.classes = {q: ClassInfo(*c) for q, c in state["classes"].items()}
+    info = _from_outline(state)
     info.__dict__["_packed"] = packed
     return info
 
@@ -425,11 +422,17 @@ def from_plain_parts(outline: dict, body: Any) -> ModuleInfo:
     """The facts of `to_plain_parts`; `body` is where the marshalled body lies (a reader
     with a `read(offset, size, digest)` method, then those three), read and decoded when
     a field of it is first read."""
+    info = _from_outline(outline)
+    info.__dict__["_body"] = body
+    return info
+
+
+def _from_outline(outline: dict) -> ModuleInfo:
+    """Facts made from a plain outline (functions and classes as tuples), without a body."""
     info = ModuleInfo.__new__(ModuleInfo)
     info.__dict__.update(outline)
     info.functions = {q: FunctionInfo(*f) for q, f in outline["functions"].items()}
     info.classes = {q: ClassInfo(*c) for q, c in outline["classes"].items()}
-    info.__dict__["_body"] = body
     return info
 
 
@@ -444,9 +447,6 @@ def _decode_body(info: ModuleInfo, body: Any) -> None:
 
 
 def from_plain(state: dict) -> ModuleInfo:
-    info = ModuleInfo.__new__(ModuleInfo)
-    info.__dict__.update(state)
-    info.events = {s: [Event(*e) for e in evs] for s, evs in state["events"].items()}
-    info.functions = {q: FunctionInfo(*f) for q, f in state["functions"].items()}
-    info.classes = {q: ClassInfo(*c) for q, c in state["classes"].items()}
+    info = _from_outline(state)
+    info.events = _events(state["events"])
     return info

@@ -1,6 +1,6 @@
 """The on-disk cache: what a second run re-reads and what it re-analyses."""
 
-from repro_lint import engine
+from repro_lint import engine, extraction
 from repro_lint.cache import Cache
 from repro_lint.config import Config
 
@@ -15,13 +15,13 @@ def run(root, monkeypatch, targets=None):
     """Findings of a cached check (of `targets`, else the whole project), and the files it
     had to extract."""
     extracted = []
-    real = engine._safe_extract
+    real = extraction.safe_extract
 
     def counting(display, *args):
         extracted.append(display.rsplit("/", 1)[-1])
         return real(display, *args)
 
-    monkeypatch.setattr(engine, "_safe_extract", counting)
+    monkeypatch.setattr(extraction, "safe_extract", counting)
     monkeypatch.chdir(root)
     report = engine.run_check(targets or [root], Config(), root=root, jobs=1, use_cache=True)
     assert report.errors == []
@@ -75,8 +75,8 @@ def test_cached_results_keep_findings_and_their_fixes(project, monkeypatch):
     first = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert first.findings and first.findings[0].fixable
     extracted = []
-    real = engine._safe_extract
-    monkeypatch.setattr(engine, "_safe_extract", lambda *a: extracted.append(a) or real(*a))
+    real = extraction.safe_extract
+    monkeypatch.setattr(extraction, "safe_extract", lambda *a: extracted.append(a) or real(*a))
     second = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert extracted == []
     assert second.findings == first.findings

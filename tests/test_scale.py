@@ -97,7 +97,7 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
 
 
 def test_balanced_parts_cover_every_file_once_with_even_sizes():
-    from repro_lint.engine import balanced_parts
+    from repro_lint.extraction import balanced_parts
 
     sizes = [(i * 7919) % 1000 + 1 for i in range(500)] + [20_000]
     parts = balanced_parts(sizes, 2)
@@ -111,17 +111,17 @@ def test_balanced_parts_cover_every_file_once_with_even_sizes():
 def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     """Workers send facts in a compact marshal form; what arrives is what was extracted,
     and facts marshal cannot write (any object of another kind) arrive pickled instead."""
-    from repro_lint import engine
+    from repro_lint import extraction
     from repro_lint.config import Config
     from repro_lint.syntax import NOT_LITERAL
 
     files = sorted((REPO / "fixtures").rglob("*.py"))[:60] + [REPO / "src" / "repro_lint" / "extract.py"]
     jobs = [(str(p), p.name, "pkg." + p.stem, False, None) for p in files]
     key = Config().matcher_key()
-    engine._init_worker(key)
-    sent = engine._extract_part(jobs)
-    got = engine._received_part(sent)
-    want = [engine._extract_job(j) for j in jobs]
+    extraction._init_worker(key)
+    sent = extraction._extract_part(jobs)
+    got = extraction._received_part(sent)
+    want = [extraction._extract_job(j) for j in jobs]
 
     def state(info):
         d = dict(info.__dict__)
@@ -132,23 +132,23 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
 
     assert sum(len(i.events) + len(i.functions) for i in want) > 50  # the files say something
     assert [state(i) for i in got] == [state(i) for i in want]
-    odd = engine._extract_job(jobs[0])
+    odd = extraction._extract_job(jobs[0])
     odd.extra["marker"] = NOT_LITERAL  # not a plain value
 
-    real = engine._extract_job
+    real = extraction._extract_job
     try:
-        engine._extract_job = lambda job: odd
-        (back,) = engine._received_part(engine._extract_part(jobs[:1]))
+        extraction._extract_job = lambda job: odd
+        (back,) = extraction._received_part(extraction._extract_part(jobs[:1]))
     finally:
-        engine._extract_job = real
+        extraction._extract_job = real
     assert back.extra["marker"] is NOT_LITERAL and state(back)["events"] == state(odd)["events"]
 
 
 def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     """A large project's bodies are kept marshalled and let go again once read (`model.pack`,
-    `engine.PACK_SOURCE_BYTES`): forced on a small one, with room for one decoded body, the
+    `extraction.PACK_SOURCE_BYTES`): forced on a small one, with room for one decoded body, the
     findings are the same, with --jobs 1 and 2, and so are the facts it stores in the cache."""
-    from repro_lint import engine, model
+    from repro_lint import engine, extraction, model
     from repro_lint.cache import Cache
     from repro_lint.config import Config
 
@@ -162,7 +162,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
 
     expected = findings(engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False))
     assert expected
-    monkeypatch.setattr(engine, "PACK_SOURCE_BYTES", 0)
+    monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 0)
     monkeypatch.setattr(model._DECODED, "limit", 1)
     for jobs in (1, 2):
         report = engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
@@ -178,7 +178,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     stored = {}
     for packing in (True, False):
         if not packing:
-            monkeypatch.setattr(engine, "PACK_SOURCE_BYTES", 1 << 40)
+            monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 1 << 40)
         shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
         assert findings(engine.run_check([corpus], Config(), root=corpus, jobs=1)) == expected
         stored[packing] = {}

@@ -7,7 +7,6 @@ import errno
 import functools
 import gc
 import hashlib
-import marshal
 import os
 import pickle
 import traceback
@@ -15,21 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from repro_lint import catalog, model, notebook, program_map
+from repro_lint import catalog, extraction, model, program_map
 from repro_lint.bounded_read import TEXT_MAX_BYTES, is_inside, read_regular
 from repro_lint.cache import Cache, CorruptCache, cached_facts
 from repro_lint.config import Config
-from repro_lint.extract import extract
 from repro_lint.findings import Finding, Location
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
-from repro_lint.model import ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
+from repro_lint.model import ModuleInfo
 from repro_lint.project import SOURCE_SUFFIXES, Discovery, FolderResolver, find_root, mark_path, module_name
 from repro_lint.rules import RULES, Context, load_rules
-
-# Below this many files to extract, worker start-up costs more than it saves.
-PARALLEL_MIN_FILES = 24
-
 
 @dataclass
 class Report:
@@ -59,157 +53,6 @@ def display_path(path: Path, resolved: Optional[str] = None) -> str:
     if full.startswith(cwd):
         return full[len(cwd):]
     return "." if full + "/" == cwd else full
-
-
-# -- workers ------------------------------------------------------------------------
-_WORKER_MATCHER_KEY: tuple = ((), ())
-# The files' bytes, read by this process before the workers are forked: a forked worker
-# takes its files from here instead of reading them again (elsewhere it reads them).
-_FORKED_DATAS: dict[str, bytes] = {}
-
-
-def _init_worker(matcher_key: tuple) -> None:
-    global _WORKER_MATCHER_KEY
-    _WORKER_MATCHER_KEY = matcher_key
-    load_rules()
-
-
-def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
-    """A worker's part, extracted and sent back at once (results sent one by one must be
-    read by the parent while it extracts its own part, and the two then take turns), in
-    the compact form of `model.to_plain` (pickling the objects took as long as a tenth
-    of the extraction, on both sides), or with `packing` their bodies packed (`model.pack`)."""
-    out = []
-    for job in jobs:
-        info = _extract_job(job)
-        try:
-            if packing and pack(info):
-                out.append((2, marshal.dumps(packed_plain(info))))
-            else:
-                out.append((1, marshal.dumps(to_plain(info))))
-        except ValueError:  # holds something marshal does not write: pickled as it is
-            out.append((0, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)))
-    return marshal.dumps(out)
-
-
-def _received_part(data: bytes) -> list[ModuleInfo]:
-    return [
-        from_packed_plain(marshal.loads(item)) if form == 2 else from_plain(marshal.loads(item)) if form else pickle.loads(item)
-        for form, item in marshal.loads(data)
-    ]
-
-
-def _extract_job(job: tuple) -> ModuleInfo:
-    path, display, module, is_package, digest = job
-    data = _FORKED_DATAS.get(path)
-    if data is None:
-        digest = None  # read again here: its digest is worked out again too
-        try:
-            data = read_regular(path)
-        except OSError as exc:
-            info = ModuleInfo(display, module, is_package)
-            info.error = ("read-error", f"cannot read file: {exc.strerror or exc}", 0, 0)
-            return info
-    return _safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY, digest)
-
-
-def _safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None) -> ModuleInfo:
-    """The facts of a file from its bytes (a notebook is read as the module its code cells
-    make; its facts keep the digest of the file's bytes)."""
-    if notebook.is_notebook(display):
-        digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
-        try:
-            data = notebook.python_source(data)
-        except notebook.NotebookError as exc:
-            info = ModuleInfo(display, module, is_package)
-            info.digest = digest
-            info.error = ("read-error", str(exc), 0, 0)
-            return info
-    try:
-        return extract(display, module, is_package, data, get_matchers(*key), digest)
-    except Exception as exc:  # a bug in an extraction hook must not stop the other files
-        info = ModuleInfo(display, module, is_package)
-        info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        info.error = ("internal-error", f"internal error while analysing: {type(exc).__name__}: {exc}", 0, 0)
-        info.extra["traceback"] = traceback.format_exc()
-        return info
-
-
-def _extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:
-    """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`)."""
-    if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
-        return _extract_parallel(jobs, datas, n_jobs, key, packing)
-    return _extract_here(jobs, datas, key, packing)
-
-
-def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False) -> list[ModuleInfo]:
-    # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
-    out = []
-    for j in jobs:
-        info = _safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4])
-        if packing:
-            pack(info)
-        out.append(info)
-    return out
-
-
-# Facts held as objects take 6 to 7 times the size of their source (a 5,106-file corpus of
-# 35 MB: 215 MB; a 38,308-file tree of 73 MB: 515 MB). Past this much source to extract
-# (about 300 MB of facts) each file's body is kept marshalled (`model.pack`, about a fifth
-# of the size) and decoded when read; below it, as in a project of a few thousand files,
-# nothing is decoded twice.
-PACK_SOURCE_BYTES = 48 << 20
-
-
-def packing_for(jobs: list[tuple], datas: dict[str, bytes]) -> bool:
-    """Whether the facts of `jobs` are to be packed (see `PACK_SOURCE_BYTES`)."""
-    return sum(len(datas.get(j[0], b"")) for j in jobs) > PACK_SOURCE_BYTES
-
-
-def balanced_parts(sizes: list[int], n: int) -> list[list[int]]:
-    """Indices of `sizes` in `n` parts of about equal total size (largest first, each to
-    the lightest part so far), each part in the original order."""
-    parts: list[list[int]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
-        lightest = loads.index(min(loads))
-        parts[lightest].append(i)
-        loads[lightest] += sizes[i]
-    for part in parts:
-        part.sort()
-    return parts
-
-
-def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool) -> list[ModuleInfo]:
-    """`n_jobs - 1` worker processes and this one, which would otherwise only wait, and
-    whose own results need no pickling. Each extracts one part of about equal bytes."""
-    import multiprocessing
-
-    global _FORKED_DATAS
-    parts = balanced_parts([len(datas.get(j[0], b"")) for j in jobs], n_jobs)
-    theirs, mine = parts[:-1], parts[-1]
-    try:
-        ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing.get_context()
-        _FORKED_DATAS = datas
-        try:
-            pool = ctx.Pool(n_jobs - 1, initializer=_init_worker, initargs=(key,))
-        finally:
-            _FORKED_DATAS = {}
-    except (OSError, ImportError):
-        return _extract_here(jobs, datas, key, packing)  # no process support here
-    out: list[Optional[ModuleInfo]] = [None] * len(jobs)
-    with pool:
-        pending = [pool.apply_async(_extract_part, ([jobs[i] for i in part], packing)) for part in theirs]
-        for i, info in zip(mine, _extract_here([jobs[i] for i in mine], datas, key, packing)):
-            out[i] = info
-        for part, result in zip(theirs, pending):
-            try:
-                done = _received_part(result.get())
-            except Exception:  # a worker died: do its part here
-                done = _extract_here([jobs[i] for i in part], datas, key, packing)
-            for i, info in zip(part, done):
-                out[i] = info
-    return out  # type: ignore[return-value]
 
 
 # -- the check ------------------------------------------------------------------------
@@ -400,8 +243,8 @@ def _run_check(
         else:
             jobs_todo.append((k, shown, module, is_package, digests[k]))
     stable = _read_again(jobs_todo, datas, digests, all_files, root)
-    packing = packing_for(jobs_todo, datas)
-    for job, info in zip(jobs_todo, _extract_all(jobs_todo, datas, jobs, key, packing)):
+    packing = extraction.packing_for(jobs_todo, datas)
+    for job, info in zip(jobs_todo, extraction.extract_all(jobs_todo, datas, jobs, key, packing)):
         infos[job[0]] = info
     datas.clear()
     _mark_tests(infos, root)
@@ -728,7 +571,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
         else:
             datas[k] = data
             todo.append((k, display_path(f, k), module, is_package, digest))
-    for job, info in zip(todo, _extract_all(todo, datas, jobs, cfg.matcher_key())):
+    for job, info in zip(todo, extraction.extract_all(todo, datas, jobs, cfg.matcher_key())):
         infos[job[0]] = info
     _mark_tests(infos, root)
     return infos
@@ -738,7 +581,7 @@ def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleIn
     """Facts of one file from the given content (not read from disk)."""
     load_rules()
     module, is_package = module_name(path, root)
-    info = _safe_extract(display_path(path), module, is_package, data, cfg.matcher_key())
+    info = extraction.safe_extract(display_path(path), module, is_package, data, cfg.matcher_key())
     mark_path(info, display_rel(path, root))
     return info
 

@@ -1,6 +1,7 @@
 """Every output format, checked against its contract."""
 
 import json
+import re
 from pathlib import Path
 
 import attr
@@ -136,24 +137,44 @@ def test_text_shows_related_and_fix(cli, bad_project):
     assert "= fix (safe, --fix): seed python with a new constant `SEED = 0` where the program starts" in r.stdout
 
 
-def test_color_only_on_terminals_without_no_color(bad_project):
+def test_color_only_on_terminals_without_no_color(cli, bad_project):
     import io
+    import os
 
-    from repro_lint.output.text import make_console
+    from repro_lint.output.text import color_wanted
 
     class TTY(io.StringIO):
         def isatty(self):
             return True
 
-    buf = TTY()
-    make_console(buf).print("x", style="red")
-    assert "\x1b[" in buf.getvalue()
-    import os
-
+    os.environ.pop("NO_COLOR", None)
+    assert color_wanted(TTY()) and not color_wanted(io.StringIO())
     os.environ["NO_COLOR"] = "1"
     try:
-        buf = TTY()
-        make_console(buf).print("x", style="red")
-        assert "\x1b[" not in buf.getvalue()
+        assert not color_wanted(TTY())
     finally:
         del os.environ["NO_COLOR"]
+    coloured = cli("--no-cache", "--color", "always", cwd=bad_project.root).stdout
+    plain = cli("--no-cache", cwd=bad_project.root).stdout
+    assert "\x1b[1;31mRPL101\x1b[0m" in coloured and "\x1b[" not in plain
+    # the same report once the styles are taken out
+    assert re.sub("\x1b\\[[0-9;]*m", "", coloured) == plain
+
+
+def test_text_never_passes_on_control_characters_of_checked_files(cli, project):
+    """A checked file's own escape sequences, bells and backspaces are shown as
+    visible characters: they could rewrite what the terminal shows."""
+    project("train.py", 'import random\n\nif __name__ == "__main__":\n    x = random.random() or "\x1b[2J\x1b]0;owned\x07\x08\x9b1m"\n')
+    for extra in ((), ("--color", "always")):
+        out = cli("--no-cache", *extra, cwd=project.root).stdout
+        assert "RPL101" in out and '    x = random.random() or "?[2J?]0;owned??' in out
+        assert not {"\x08", "\x07", "\x9b"} & set(out)
+        escapes = out.count("\x1b")
+        assert escapes == 2 * out.count("\x1b[0m")  # each style opened and closed; nothing else
+        if not extra:
+            assert escapes == 0
+    # the marker still sits under the call
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "random.random()" in line and "|" in line)
+    plain = re.sub("\x1b\\[[0-9;]*m", "", lines[at + 1])
+    assert plain.index("^") == re.sub("\x1b\\[[0-9;]*m", "", lines[at]).index("random.random")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -280,15 +279,15 @@ def _write_report(args, fmt: str, color: str, report, findings: list, locator, f
                 body += text.summary_line(findings, fixed) + "\n"
         _emit(body, args.output_file, out)
         return
-    buf = io.StringIO() if args.output_file else (out or sys.stdout)
-    console = text.make_console(buf, text.color_wanted(buf, "never" if args.output_file and color == "auto" else color))
-    text.render(findings, console, show_source=True, locator=locator)
+    stream = out or sys.stdout
+    # a file is never coloured unless asked for; a stream when it is a terminal
+    wanted = text.color_wanted(stream, color) if not args.output_file else color == "always"
+    body = text.render(findings, wanted, show_source=True, locator=locator)
     if args.show_fixes and fixed_findings:
-        console.print(_fixes_text(fixed_findings), end="")
+        body += _fixes_text(fixed_findings)
     if not args.quiet and report.files_checked:
-        console.print(text.summary_line(findings, fixed))
-    if args.output_file:
-        _write_output(buf.getvalue(), args.output_file)
+        body += text.summary_line(findings, fixed) + "\n"
+    _emit(body, args.output_file, out)
 
 
 def _shown(path: Path) -> str:

@@ -20,22 +20,6 @@ def color_wanted(stream: IO[str], choice: str = "auto") -> bool:
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
-def make_console(stream: IO[str], color: Optional[bool] = None):
-    from rich.console import Console
-
-    if color is None:
-        color = color_wanted(stream)
-    return Console(
-        file=stream,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        soft_wrap=True,
-        emoji=False,
-        markup=False,
-    )
-
-
 def concise(findings: list[Finding], locator: Optional[Locator] = None) -> str:
     """One line per finding, `[*]` (safe fix) or `[-]` (unsafe fix) right after the code."""
     locator = locator or Locator()
@@ -48,40 +32,57 @@ def _fix_mark(f: Finding) -> str:
     return " [*]" if f.fix.safety == "safe" else " [-]"  # type: ignore[union-attr]
 
 
-def render(findings: list[Finding], console, show_source: bool = True, locator: Optional[Locator] = None) -> None:
-    from rich.text import Text
+# ANSI styles of the text report (SGR parameters)
+_STYLES = {"label": "1", "code": "1;31", "fix": "36", "gutter": "34", "marker": "31", "related": "2", "help": "32"}
+# control characters that would move the cursor, erase or start an escape sequence on a
+# terminal (a checked file's own text is shown): each becomes one visible column
+_CONTROLS = {c: "?" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c != 0x09}
+_CONTROLS.update({0x0B: " ", 0x0C: " "})
 
+
+def _plain(text: str) -> str:
+    return text if text.isprintable() else text.translate(_CONTROLS)
+
+
+class _Styler:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if self.color and text else text
+
+
+def render(findings: list[Finding], color: bool = False, show_source: bool = True, locator: Optional[Locator] = None) -> str:
+    """The report of `findings` for people (plain strings: it runs for every finding of a
+    large project, where a rendering library cost more than the check's rules)."""
     locator = locator or Locator()
+    paint = _Styler(color)
+    out: list[str] = []
+    add = out.append
     for f in findings:
         shown = locator.shown(f.location)
-        head = Text()
-        head.append(shown.label + ":", style="bold")
-        head.append(" ")
-        head.append(f.code, style="bold red")
-        if f.fixable:
-            head.append(_fix_mark(f), style="cyan")
-        head.append(f" {f.message}")
-        console.print(head)
+        mark = paint("fix", _fix_mark(f)) if f.fixable else ""
+        add(f"{paint('label', _plain(shown.label) + ':')} {paint('code', f.code)}{mark} {_plain(f.message)}\n")
         if show_source:
             line = locator.source_line(f.location.path, f.location.line)
             if line is not None:
-                text = line.expandtabs(1)
-                gutter = f"{shown.line:>4} | "
-                console.print(Text(gutter, style="blue") + Text(text))
+                text = _plain(line.expandtabs(1))
+                add(f"{paint('gutter', f'{shown.line:>4} | ')}{text}\n")
                 start = max(shown.col - 1, 0)
                 end = shown.end_col - 1 if shown.end_line == shown.line else len(text)
                 width = max(end - start, 1)
-                console.print(Text(" " * 4 + " | ", style="blue") + Text(" " * start + "^" * width, style="red"))
+                add(f"{paint('gutter', ' ' * 4 + ' | ')}{paint('marker', ' ' * start + '^' * width)}\n")
         for r in f.related[:5]:
-            console.print(Text(f"     = related: {locator.label(r.location)}: {r.message}", style="dim"))
+            add(paint("related", _plain(f"     = related: {locator.label(r.location)}: {r.message}")) + "\n")
         if len(f.related) > 5:
-            console.print(Text(f"     = ... and {len(f.related) - 5} more related locations", style="dim"))
+            add(paint("related", f"     = ... and {len(f.related) - 5} more related locations") + "\n")
         if f.help:
-            console.print(Text(f"     = help: {f.help}", style="green"))
+            add(paint("help", _plain(f"     = help: {f.help}")) + "\n")
         if f.fix is not None and f.fixable:
             how = "--fix" if f.fix.safety == "safe" else "--unsafe-fixes"
-            console.print(Text(f"     = fix ({f.fix.safety}, {how}): {f.fix.description}", style="cyan"))
-        console.print()
+            add(paint("fix", _plain(f"     = fix ({f.fix.safety}, {how}): {f.fix.description}")) + "\n")
+        add("\n")
+    return "".join(out)
 
 
 def summary_line(findings: list[Finding], fixed: int = 0) -> str:

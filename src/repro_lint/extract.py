@@ -92,6 +92,9 @@ class Extractor(CallFacts):
         # names bound to the result of calling a project name (maybe an instance of a project
         # class), per scope: the callee's qualified name
         self.call_results: dict[str, str] = {}
+        # (value, its qualified callee) of the last call assigned to a plain name, resolved once
+        # the name was bound: assignment hooks read it rather than resolve the callee again
+        self.assigned_call: Optional[tuple[ast.Call, Optional[str]]] = None
 
     # -- positions ---------------------------------------------------------------
     def col(self, line: int, col: int) -> int:
@@ -389,6 +392,7 @@ class Extractor(CallFacts):
                         self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
             if tv is ast.Call:
                 qual = self.r.qualify(value.func)  # type: ignore[union-attr]
+                self.assigned_call = (value, qual)
                 if qual:
                     if self.m.is_optimizer(qual):
                         self.optimizer_names.add(target.id)  # type: ignore[attr-defined]

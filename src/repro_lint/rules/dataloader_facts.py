@@ -80,13 +80,20 @@ def _cat() -> dict:
 class _State:
     """Per-file state the hooks need while the walk is under way (not stored)."""
 
-    __slots__ = ("dicts", "gens")
+    __slots__ = ("dicts", "gens", "self_attrs", "fn", "cls", "loaders")
 
     def __init__(self) -> None:
         # `**kwargs` dicts per scope: name -> list of possible key->desc dicts, or None (unknown)
         self.dicts: dict[str, dict[str, Optional[list[dict]]]] = {}
         # torch.Generator objects per scope: name -> seeded yet
         self.gens: dict[str, dict[str, bool]] = {}
+        # every attribute bound in any class of the file (`facts["self"]`): the call hook
+        # leaves at once for `obj.m(...)` whose `m` is none of them (most method calls)
+        self.self_attrs: set[str] = set()
+        # the function being walked and the class it is a method of (`_class_of_method`)
+        self.fn: Any = None
+        self.cls: Optional[str] = None
+        self.loaders = False  # a "loader" event was recorded
 
 
 def _state(ex: Extractor) -> _State:
@@ -104,10 +111,12 @@ def _facts(ex: Extractor) -> dict:
 
 
 def _class_of_method(ex: Extractor) -> Optional[str]:
+    st = ex.__dict__.get("_dataloading") or _state(ex)
     fn = ex.func
-    if fn is None or not fn.class_name or not fn.params:
-        return None
-    return fn.qual.rpartition(".")[0]
+    if fn is not st.fn:  # worked out once per function walked (`self.x = ...` is common)
+        st.fn = fn
+        st.cls = None if fn is None or not fn.class_name or not fn.params else fn.qual.rpartition(".")[0]
+    return st.cls
 
 
 def _self_name(ex: Extractor) -> Optional[str]:
@@ -119,12 +128,7 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
         return UNKNOWN
     t = type(node)
     if t is ast.Call:  # the commonest value: `x = f(...)`
-        qual = ex.r.qualify(node.func)  # type: ignore[attr-defined]
-        if qual in (_CAT or _catalog())["partials"]:
-            part = _partial_desc(ex, node, depth, qual)  # type: ignore[arg-type]
-            if part is not None:
-                return part
-        return ("call", qual)
+        return _call_desc(ex, node, ex.r.qualify(node.func), depth)  # type: ignore[arg-type, attr-defined]
     if t is ast.Constant or t is ast.UnaryOp:  # what `literal` can read
         lit = literal(node)
         if lit is not NOT_LITERAL:
@@ -154,6 +158,15 @@ def _desc(ex: Extractor, node: Optional[ast.AST], depth: int = 0) -> tuple:
             return ("dict", tuple((k, _desc(ex, v, depth + 1)) for k, v in zip(keys, node.values)))
         return UNKNOWN
     return UNKNOWN
+
+
+def _call_desc(ex: Extractor, node: ast.Call, qual: Optional[str], depth: int = 0) -> tuple:
+    """The description of a call whose callee resolves to `qual`."""
+    if qual in (_CAT or _catalog())["partials"]:
+        part = _partial_desc(ex, node, depth, qual)
+        if part is not None:
+            return part
+    return ("call", qual)
 
 
 def _partial_desc(ex: Extractor, node: ast.Call, depth: int, qual: Optional[str]) -> Optional[tuple]:
@@ -187,12 +200,8 @@ def _dict_branches(ex: Extractor, node: ast.AST) -> Optional[list[dict]]:
             for b in branches:
                 b[key] = _desc(ex, v)
         return branches
-    if isinstance(node, ast.Call) and not node.args and (
-        ex.r.qualify(node.func) in ("dict", "builtins.dict") or isinstance(node.func, ast.Name) and node.func.id == "dict" and ex.r.qualify(node.func) is None
-    ):
-        if has_kwargs(node):
-            return None
-        return [{kw.arg: _desc(ex, kw.value) for kw in node.keywords}]
+    if isinstance(node, ast.Call) and not node.args:
+        return _dict_call_branches(ex, node, ex.r.qualify(node.func))
     if isinstance(node, ast.IfExp):
         a = _dict_branches(ex, node.body)
         b = _dict_branches(ex, node.orelse)
@@ -200,6 +209,15 @@ def _dict_branches(ex: Extractor, node: ast.AST) -> Optional[list[dict]]:
     if isinstance(node, ast.Name):
         known = _state(ex).dicts.get(ex.scope, {}).get(node.id)
         return [dict(b) for b in known] if known is not None else None
+    return None
+
+
+def _dict_call_branches(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional[list[dict]]:
+    """`dict(k=v, ...)` (a call without positional arguments whose callee resolves to `qual`)."""
+    if qual in ("dict", "builtins.dict") or qual is None and type(node.func) is _Name and node.func.id == "dict":  # type: ignore[attr-defined]
+        if has_kwargs(node):
+            return None
+        return [{kw.arg: _desc(ex, kw.value) for kw in node.keywords}]
     return None
 
 
@@ -272,12 +290,20 @@ def _kwargs_of(ex: Extractor, node: ast.Call) -> Any:
 _CAT: dict = {}  # `_cat()`, kept here once read: the hooks run for every call and assignment
 # the methods of unresolved receivers the call hook acts on (a generator's seeding, argparse)
 _METHODS: set = set()
+# what the call hook does with a catalog callee (one lookup for every resolved call)
+_INITIAL_SEED, _WORKER_SEEDER, _TARGET = 1, 2, 3
+_QUALS: dict = {}
 
 
 def _catalog() -> dict:
     if not _CAT:
-        _CAT.update(_cat())
-        _METHODS.update([_CAT["gen_seed_method"], _CAT["argparse"]])
+        cat = _cat()
+        _METHODS.update([cat["gen_seed_method"], cat["argparse"]])
+        # a callee in several lists acts as the first of initial_seed, worker_seeders, targets
+        _QUALS.update(dict.fromkeys(cat["loaders"] | frozenset(cat["random"]), _TARGET))
+        _QUALS.update(dict.fromkeys(cat["worker_seeders"], _WORKER_SEEDER))
+        _QUALS.update(dict.fromkeys(cat["initial_seed"], _INITIAL_SEED))
+        _CAT.update(cat)
     return _CAT
 
 
@@ -285,31 +311,63 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
     # runs for every call of a project: the commonest calls (methods of other objects,
     # calls into libraries, project calls passing nothing a loader rule reads) leave early,
     # before any lookup that can wait
-    cat = _CAT or _catalog()
-    func = node.func
-    if qual is None:
+    if not _CAT:
+        _catalog()
+    if qual is not None:
+        action = _QUALS.get(qual)
+        if action is None:
+            # maybe a project subclass of DataLoader (or a class attribute bound to one):
+            # only worth keeping when the call passes what the rules read (`_worth_keeping`)
+            if len(node.args) <= 2:
+                for kw in node.keywords:
+                    if kw.arg is None or kw.arg in _KEYS:
+                        break
+                else:
+                    return
+            if qual.partition(".")[0] in ex.m.external_roots:
+                return
+        elif action == _INITIAL_SEED:
+            scopes = _facts(ex)["initial_seed"]
+            if ex.scope not in scopes:
+                scopes.append(ex.scope)
+            return
+        elif action == _WORKER_SEEDER:
+            # `on`: workers are seeded (a literal True, or the user's own value); without it,
+            # the call is where RPL302's fix switches them on
+            cat = _CAT
+            arg = get_arg(node, cat["workers_arg"], cat["workers_kw"])
+            on = arg is not None and literal(arg) not in (False, None, 0)
+            ex.add("workerseed", node, api=qual, on=on)
+            return
+        target: Optional[tuple] = ("qual", qual)
+    else:
+        func = node.func
         tf = type(func)
         if tf is _Attribute:
             method = func.attr  # type: ignore[attr-defined]
-            recv = func.value  # type: ignore[attr-defined]
             if method in _METHODS:
-                if method == cat["gen_seed_method"] and type(recv) is _Name:
+                recv = func.value  # type: ignore[attr-defined]
+                if method == _CAT["gen_seed_method"] and type(recv) is _Name:
                     st = ex.__dict__.get("_dataloading")
                     gens = st.gens.get(ex.scope) if st is not None else None
                     if gens is not None and recv.id in gens:  # type: ignore[attr-defined]
                         gens[recv.id] = True  # type: ignore[attr-defined]
-                elif method == cat["argparse"]:
+                elif method == _CAT["argparse"]:
                     _argparse(ex, node)
             st = ex.__dict__.get("_dataloading")
-            if st is not None and st.dicts and st.dicts.get(ex.scope):
+            if st is None:
+                return  # no assignment walked yet: no dict to follow, no attribute bound
+            if st.dicts and st.dicts.get(ex.scope):
                 _dict_method(ex, node)
             # of attribute calls, only `self.attr(...)` can name a loader bound in this class
             # (most are calls of the class's own methods, never bound to anything)
+            if method not in st.self_attrs:
+                return
+            recv = func.value  # type: ignore[attr-defined]
             fn = ex.func
             if type(recv) is not _Name or fn is None or not fn.class_name or not fn.params or recv.id != fn.params[0]:  # type: ignore[attr-defined]
                 return
-            facts = ex.info.extra.get(FACTS)
-            if facts is None or func.attr not in facts["self"].get(fn.qual.rpartition(".")[0], _EMPTY):  # type: ignore[attr-defined]
+            if method not in ex.info.extra[FACTS]["self"].get(_class_of_method(ex), _EMPTY):
                 return
         elif tf is _Name:
             # an unresolved name (a builtin, a parameter, ...) is a loader only when this
@@ -320,30 +378,15 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
             names = facts["names"]
             if func.id not in names.get(ex.scope, _EMPTY) and func.id not in names.get(MODULE_SCOPE, _EMPTY):  # type: ignore[attr-defined]
                 return
+        elif tf is not ast.Call:
+            return  # `items[k](...)`, `(a or b)(...)`: nothing the rules follow
         target = _call_target(ex, node, qual)
         if target is None:
             return
-    else:
-        if qual in cat["initial_seed"]:
-            scopes = _facts(ex)["initial_seed"]
-            if ex.scope not in scopes:
-                scopes.append(ex.scope)
-            return
-        if qual in cat["worker_seeders"]:
-            # `on`: workers are seeded (a literal True, or the user's own value); without it,
-            # the call is where RPL302's fix switches them on
-            arg = get_arg(node, cat["workers_arg"], cat["workers_kw"])
-            on = arg is not None and literal(arg) not in (False, None, 0)
-            ex.add("workerseed", node, api=qual, on=on)
-            return
-        # a loader, a random split, or maybe a project subclass of DataLoader (or a class
-        # attribute bound to one): only worth keeping when the call passes what the rules read
-        if qual not in cat["loaders"] and qual not in cat["random"] and (not _worth_keeping(node) or qual.partition(".")[0] in ex.m.external_roots):
-            return
-        target = ("qual", qual)
     starred = any(type(a) is ast.Starred for a in node.args)
-    st = ex.__dict__.get("_dataloading")
-    gens = st.gens.get(ex.scope, _EMPTY) if st is not None else _EMPTY
+    st = ex.__dict__.get("_dataloading") or _state(ex)
+    st.loaders = True
+    gens = st.gens.get(ex.scope, _EMPTY)
     ex.add(
         "loader", node,
         target=target,
@@ -425,18 +468,35 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
     ts = type(stmt)
     targets = stmt.targets if ts is ast.Assign else (stmt.target,)  # type: ignore[attr-defined]
     aug = ts is ast.AugAssign
+    if not _CAT:
+        _catalog()
     facts = ex.info.extra.get(FACTS) or _facts(ex)
+    st = ex.__dict__.get("_dataloading") or _state(ex)
+    tv = type(value)
     for target in targets:
         tt = type(target)
         if tt is _Name:
-            desc = UNKNOWN if aug else _desc(ex, value)
+            callee = None  # the callee of a call assigned, resolved
+            if aug:
+                desc = UNKNOWN
+            elif tv is ast.Call:
+                # the walk resolved it once the (only) target was bound: as it stands now
+                assigned = ex.assigned_call
+                if len(targets) == 1 and assigned is not None and assigned[0] is value:
+                    callee = assigned[1]
+                else:
+                    callee = ex.r.qualify(value.func)  # type: ignore[attr-defined]
+                desc = _call_desc(ex, value, callee)
+            else:
+                desc = _desc(ex, value)
             ident = target.id  # type: ignore[attr-defined]
             if ex.class_stack:
                 # a class attribute: `num_workers = 0` in a config class, `loader_cls = DataLoader`
                 cls = ".".join(ex.prefix)
                 facts["self"].setdefault(cls, {}).setdefault(ident, []).append(desc)
+                st.self_attrs.add(ident)
                 facts["classattr"].setdefault(ident, []).append(desc)
-                _held(ex, cls, ident, value, stmt)
+                _held(ex, cls, ident, value, stmt, desc)
                 continue
             names = facts["names"]
             bound = names.get(ex.scope)
@@ -448,29 +508,40 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             else:
                 descs.append(desc)
             # only a dict expression (or a name of one) starts or changes a tracked dict
-            st = _state(ex)
-            tv = type(value)
             # (a call with positional arguments is never `dict(...)`: no dict expression)
-            branches = None if aug or tv not in _DICT_EXPRESSIONS or tv is ast.Call and value.args else _dict_branches(ex, value)  # type: ignore[attr-defined]
+            if aug or tv not in _DICT_EXPRESSIONS:
+                branches = None
+            elif tv is ast.Call:
+                branches = None if value.args else _dict_call_branches(ex, value, callee)  # type: ignore[attr-defined, arg-type]
+            else:
+                branches = _dict_branches(ex, value)
             if branches is not None or st.dicts and ident in st.dicts.get(ex.scope, _EMPTY):
                 _set_dict(ex, stmt, ident, branches)
-            if st.gens or tv is ast.Call and (desc[0] != "call" or desc[1] in (_CAT or _catalog())["torch_gens"] or _seeds_generator(value)):
+            # a generator made (or the name of one rebound) in this scope
+            if tv is ast.Call:
+                if desc[0] != "call" or desc[1] in _CAT["torch_gens"] or type(value.func) is _Attribute and value.func.attr == _CAT["gen_seed_method"]:  # type: ignore[attr-defined]
+                    _track_generator(ex, ident, value, desc)
+                    continue
+            if st.gens and st.gens.get(ex.scope):
                 _track_generator(ex, ident, value, desc)
         elif tt is _Attribute:
-            if type(target.value) is _Name and target.value.id == _self_name(ex):  # type: ignore[attr-defined]
+            recv = target.value  # type: ignore[attr-defined]
+            if type(recv) is _Name:
                 cls = _class_of_method(ex)
-                desc = UNKNOWN if aug else _desc(ex, value)
-                facts["self"].setdefault(cls, {}).setdefault(target.attr, []).append(desc)  # type: ignore[attr-defined]
-                _held(ex, cls, target.attr, value, stmt)  # type: ignore[attr-defined]
+                if cls and recv.id == ex.func.params[0]:  # type: ignore[union-attr]
+                    desc = UNKNOWN if aug else _desc(ex, value)
+                    facts["self"].setdefault(cls, {}).setdefault(target.attr, []).append(desc)  # type: ignore[attr-defined]
+                    st.self_attrs.add(target.attr)  # type: ignore[attr-defined]
+                    _held(ex, cls, target.attr, value, stmt, desc)  # type: ignore[attr-defined]
         elif tt is ast.Subscript:
             if type(target.value) is _Name:  # type: ignore[attr-defined]
                 _item_assign(ex, stmt, target, value)  # type: ignore[arg-type]
         elif tt is ast.Tuple or tt is ast.List:
             # `train_ds, val_ds = random_split(ds, ...)`: the parts hold the same dataset
-            wraps = isinstance(value, ast.Call) and ex.r.qualify(value.func) in _cat()["random"] and value.args
+            wraps = tv is ast.Call and value.args and ex.r.qualify(value.func) in _CAT["random"]  # type: ignore[attr-defined]
             for elt in target.elts:  # type: ignore[attr-defined]
                 if isinstance(elt, ast.Name):
-                    desc = ("any", (_desc(ex, value.args[0]),)) if wraps else UNKNOWN  # type: ignore[union-attr]
+                    desc = ("any", (_desc(ex, value.args[0]),)) if wraps else UNKNOWN  # type: ignore[attr-defined]
                     facts["names"].setdefault(ex.scope, {}).setdefault(elt.id, []).append(desc)
                     _set_dict(ex, stmt, elt.id, None)
 
@@ -501,18 +572,12 @@ def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None)
     if type(value) is not ast.Call:
         return None, False
     func = value.func  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute and func.attr == _cat()["gen_seed_method"] and type(func.value) is ast.Call:
+    if type(func) is ast.Attribute and func.attr == (_CAT or _catalog())["gen_seed_method"] and type(func.value) is ast.Call:
         inner, _ = _generator_call(ex, func.value)
         return inner, inner is not None
     if desc is not None and desc[0] == "call":
         return desc[1], False  # already qualified
     return ex.r.qualify(func), False
-
-
-def _seeds_generator(call: ast.Call) -> bool:
-    """`<something>.manual_seed(...)`: maybe a generator made and seeded in one go."""
-    func = call.func
-    return type(func) is ast.Attribute and func.attr == _cat()["gen_seed_method"]  # type: ignore[attr-defined]
 
 
 def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> None:
@@ -522,7 +587,7 @@ def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> N
             gens.pop(name, None)  # rebound to something that is not a new generator
         return
     qual, seeded = _generator_call(ex, value, desc)
-    if qual in _cat()["torch_gens"]:
+    if qual in (_CAT or _catalog())["torch_gens"]:
         _state(ex).gens.setdefault(ex.scope, {})[name] = seeded
     else:
         gens = _state(ex).gens.get(ex.scope)
@@ -530,12 +595,13 @@ def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> N
             gens.pop(name, None)
 
 
-def _held(ex: Extractor, cls: Optional[str], attr: str, value: ast.AST, stmt: ast.stmt) -> None:
-    """A generator object stored on the instance (or class): workers do not reseed it."""
-    if cls is None:
+def _held(ex: Extractor, cls: Optional[str], attr: str, value: ast.AST, stmt: ast.stmt, desc: Optional[tuple] = None) -> None:
+    """A generator object stored on the instance (or class): workers do not reseed it.
+    `desc`: the value's description, if already made (its callee is not resolved again)."""
+    if cls is None or type(value) is not ast.Call:
         return
-    qual, _ = _generator_call(ex, value)
-    if qual in _cat()["held"]:
+    qual, _ = _generator_call(ex, value, desc)
+    if qual in _CAT["held"]:
         _facts(ex)["held"].setdefault(cls, []).append((attr, qual, stmt.lineno))
 
 
@@ -543,7 +609,10 @@ def _on_finish(ex: Extractor) -> None:
     """Names, argparse defaults and class attributes are read only to resolve this file's own
     loader calls: without any, they are dropped (most files of a large project)."""
     facts = ex.info.extra.get(FACTS)
-    if facts is None or any(ev.kind == "loader" for evs in ex.info.events.values() for ev in evs):
+    if facts is None:
+        return
+    st = ex.__dict__.get("_dataloading")
+    if st is not None and st.loaders:
         return
     for key in ("names", "argparse", "classattr"):
         facts[key] = {}

@@ -10,6 +10,7 @@ hooks (`extract_hooks.py`) instead of walking trees again.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import warnings
 from sys import intern
@@ -568,6 +569,23 @@ class Extractor(CallFacts):
             self.info.events[init] = [Event("seed", *span, span, self._build_seed(build))]
 
 
+# set while `quiet_parsing` holds: warnings are off for a whole loop of files, not file by file
+_QUIET: list = []
+
+
+@contextlib.contextmanager
+def quiet_parsing():
+    """Warnings the parser gives about checked files (invalid escapes, ...) kept out of the
+    run, for many files at once (entering `catch_warnings` for each file costs more)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _QUIET.append(True)
+        try:
+            yield
+        finally:
+            _QUIET.pop()
+
+
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:
     """Parse `data` once and return the facts of the file. Never raises for bad input.
     `digest` is the content digest when the caller has worked it out already.
@@ -608,9 +626,12 @@ def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Ma
         info.error = ("syntax-error", f"SyntaxError: {message}", 1, 0)
         return info
     try:
-        with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
-            warnings.simplefilter("ignore")
+        if _QUIET:
             tree = ast.parse(data, filename=path)
+        else:
+            with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
+                warnings.simplefilter("ignore")
+                tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = (exc.offset or 1) - 1

@@ -417,6 +417,7 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
             if verbose:
                 errors.append(traceback.format_exc().rstrip())
     modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
+    ctx.checked = len(modules)
     seen: dict[str, set] = {code: set() for code in codes}
     failed: dict[str, list[str]] = {code: [] for code in codes}
     for code in codes:

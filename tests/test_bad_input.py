@@ -102,3 +102,17 @@ def test_exception_in_a_rule_names_rule_and_file(project, monkeypatch):
     assert len(report.errors) == 1
     assert report.errors[0].endswith("train.py: internal error in rule RPL104: ValueError: kaput")
     assert [f.code for f in report.findings] == ["RPL101"]  # the other rules still ran
+
+
+def test_parser_warnings_of_checked_files_stay_out_of_the_run(cli, project):
+    """An invalid escape is a warning of the checked file, not of the run: nothing on stderr,
+    and not a syntax error even where the environment turns warnings into errors (where
+    Python's compiler would reject the file). In one process and in `--jobs` workers."""
+    for i in range(40):  # enough files for the workers to take part
+        project(f"pkg/m{i}.py", 'import re\n\nPAT = re.compile("\\d+")\n')
+    project("train.py", 'import re\n\nimport numpy as np\n\nPAT = re.compile("\\d+")\nprint(np.random.rand(3))\n')
+    for jobs in ("1", "2"):
+        for env in ({}, {"PYTHONWARNINGS": "error"}):
+            r = cli("--no-cache", "--format", "concise", "-q", "--jobs", jobs, cwd=project.root, env=env)
+            assert r.stderr == "", (jobs, env, r.stderr)
+            assert r.stdout.splitlines() == ["train.py:6:7: RPL101 [*] numpy's global RNG is drawn from but never seeded in this program"], r.stdout

@@ -86,6 +86,8 @@ class CallFacts:
                 key = literal(func.slice)  # type: ignore[attr-defined]
                 if name and isinstance(key, str):
                     self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
+        if node is self.value_call:
+            self.value_qual = qual
         m = self.m
         if qual is not None:
             self._resolved_call(node, qual)

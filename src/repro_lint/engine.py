@@ -90,11 +90,15 @@ def read_source(path: Path, resolved: str, root: Path) -> bytes:
     return read_regular(path)
 
 
-def display_rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
+def display_rel(path: Path, root: Path, resolve: Optional[FolderResolver] = None) -> str:
+    """`path` relative to the (resolved) root, with `/`; its name when it is outside.
+    `resolve`: a resolver that has resolved the path's folder already (many files)."""
+    resolved = resolve(str(path.absolute())) if resolve is not None else str(path.resolve())
+    top = str(root)
+    if not is_inside(resolved, top) or resolved == top:
         return path.name
+    rel = resolved[len(top.rstrip(os.sep)) + 1:]
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
 def _mark_tests(infos: dict[str, ModuleInfo], root: Path) -> None:
@@ -413,6 +417,7 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
             if verbose:
                 errors.append(traceback.format_exc().rstrip())
     modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
+    ctx.checked = len(modules)
     seen: dict[str, set] = {code: set() for code in codes}
     failed: dict[str, list[str]] = {code: [] for code in codes}
     for code in codes:
@@ -523,10 +528,11 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
     )
     out = []
     rels: dict[str, str] = {}
+    resolve = FolderResolver()
     for f in report.findings:
         rel = rels.get(f.location.path)
         if rel is None:
-            rel = rels[f.location.path] = display_rel(Path(f.location.path), report.root)
+            rel = rels[f.location.path] = display_rel(Path(f.location.path), report.root, resolve)
         if f.code != "RPL001" and not eff.enabled(f.code, rel):
             continue
         if f.code != "RPL001" and suppressed(f, report.infos.get(f.location.path)):

@@ -10,7 +10,9 @@ hooks (`extract_hooks.py`) instead of walking trees again.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
+import operator
 import warnings
 from sys import intern
 from typing import Any, Optional
@@ -63,6 +65,7 @@ NO_GRAD_SPANS = "no_grad_spans"
 STORES = "stored_objects"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
+_SOURCE_ORDER = operator.attrgetter("line", "col")
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
@@ -92,9 +95,16 @@ class Extractor(CallFacts):
         # names bound to the result of calling a project name (maybe an instance of a project
         # class), per scope: the callee's qualified name
         self.call_results: dict[str, str] = {}
-        # (value, its qualified callee) of the last call assigned to a plain name, resolved once
-        # the name was bound: assignment hooks read it rather than resolve the callee again
-        self.assigned_call: Optional[tuple[ast.Call, Optional[str]]] = None
+        # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
+        # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
+        self.value_call: Optional[ast.Call] = None
+        self.value_qual: Optional[str] = None
+
+    def callee_of(self, call: ast.Call) -> Optional[str]:
+        """The qualified name of what `call` calls (`Resolver.qualify` of its function)."""
+        if call is self.value_call:
+            return self.value_qual
+        return self.r.qualify(call.func)
 
     # -- positions ---------------------------------------------------------------
     def col(self, line: int, col: int) -> int:
@@ -172,7 +182,7 @@ class Extractor(CallFacts):
             self.stmt_node = stmt
             self._visit_stmt(stmt)
         for events in self.info.events.values():
-            events.sort(key=lambda e: (e.line, e.col))
+            events.sort(key=_SOURCE_ORDER)
         for hook in FINISH_HOOKS:
             hook(self)
         # module-level bindings, so that re-exports (`from .utils import set_seed`) resolve
@@ -373,6 +383,8 @@ class Extractor(CallFacts):
         value = stmt.value  # type: ignore[attr-defined]
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
         if value is not None:
+            if type(value) is ast.Call:
+                self.value_call = value
             self._visit_header(value)
         for target in targets:
             self._visit_target(target, value, stmt)
@@ -391,8 +403,7 @@ class Extractor(CallFacts):
                     if lit is not NOT_LITERAL:
                         self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
             if tv is ast.Call:
-                qual = self.r.qualify(value.func)  # type: ignore[union-attr]
-                self.assigned_call = (value, qual)
+                qual = self.callee_of(value)  # type: ignore[arg-type]
                 if qual:
                     if self.m.is_optimizer(qual):
                         self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
@@ -572,6 +583,23 @@ class Extractor(CallFacts):
             self.info.events[init] = [Event("seed", *span, span, self._build_seed(build))]
 
 
+# set while `quiet_parsing` holds: warnings are off for a whole loop of files, not file by file
+_QUIET: list = []
+
+
+@contextlib.contextmanager
+def quiet_parsing():
+    """Warnings the parser gives about checked files (invalid escapes, ...) kept out of the
+    run, for many files at once (entering `catch_warnings` for each file costs more)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _QUIET.append(True)
+        try:
+            yield
+        finally:
+            _QUIET.pop()
+
+
 def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:
     """Parse `data` once and return the facts of the file. Never raises for bad input.
     `digest` is the content digest when the caller has worked it out already.
@@ -612,9 +640,12 @@ def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Ma
         info.error = ("syntax-error", f"SyntaxError: {message}", 1, 0)
         return info
     try:
-        with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
-            warnings.simplefilter("ignore")
+        if _QUIET:
             tree = ast.parse(data, filename=path)
+        else:
+            with warnings.catch_warnings():  # the file's own invalid escapes are not the run's warnings
+                warnings.simplefilter("ignore")
+                tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = (exc.offset or 1) - 1

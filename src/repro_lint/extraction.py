@@ -12,7 +12,7 @@ from typing import Optional
 
 from repro_lint import notebook
 from repro_lint.bounded_read import read_regular
-from repro_lint.extract import extract
+from repro_lint.extract import extract, quiet_parsing
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
 from repro_lint.rules import load_rules
@@ -38,15 +38,16 @@ def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
     the compact form of `model.to_plain` (pickling the objects took as long as a tenth
     of the extraction, on both sides), or with `packing` their bodies packed (`model.pack`)."""
     out = []
-    for job in jobs:
-        info = _extract_job(job)
-        try:
-            if packing and pack(info):
-                out.append((2, marshal.dumps(packed_plain(info))))
-            else:
-                out.append((1, marshal.dumps(to_plain(info))))
-        except ValueError:  # holds something marshal does not write: pickled as it is
-            out.append((0, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)))
+    with quiet_parsing():
+        for job in jobs:
+            info = _extract_job(job)
+            try:
+                if packing and pack(info):
+                    out.append((2, marshal.dumps(packed_plain(info))))
+                else:
+                    out.append((1, marshal.dumps(to_plain(info))))
+            except ValueError:  # holds something marshal does not write: pickled as it is
+                out.append((0, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)))
     return marshal.dumps(out)
 
 
@@ -103,11 +104,12 @@ def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tu
 def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False) -> list[ModuleInfo]:
     # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
     out = []
-    for j in jobs:
-        info = safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4])
-        if packing:
-            pack(info)
-        out.append(info)
+    with quiet_parsing():
+        for j in jobs:
+            info = safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4])
+            if packing:
+                pack(info)
+            out.append(info)
     return out
 
 

@@ -79,6 +79,7 @@ class ProjectIndex(FunctionEffects):
         self._module_of = {}
         self._effects: dict[str, Effects] = {}
         self._seeding_names: Optional[frozenset[str]] = None
+        self._seed_callers: Optional[frozenset[ScopeRef]] = None  # (`seed_reach.seed_callers`)
         self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         # the reach walk's numbering of scopes and its memoised edges (built on first use)
         self._refs: Optional[list[ScopeRef]] = None
@@ -279,6 +280,13 @@ class ProjectIndex(FunctionEffects):
         # a tuple holds no spare room, and most scopes share the empty one
         hit = per_scope[scope] = tuple(out) if out else ()
         return hit
+
+    def call_targets(self, info: ModuleInfo, call: tuple) -> tuple[str, ...]:
+        """The project functions one recorded call of `info` may reach (as `callees` has it)."""
+        target = call[0]
+        if target is None or target[0] == "@":
+            return self.method_targets(call[1], info, target)
+        return self.resolve(target, info)
 
     def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
         """Project functions a call by method name can reach.

@@ -360,6 +360,7 @@ class LiveIndex(ProjectIndex):
                         stack.append(caller)
         self._effects_todo |= done
         self._seeding_names = None
+        self._seed_callers = None
 
     def _module_scopes(self, info: ModuleInfo) -> list[ScopeRef]:
         return [(info.module, MODULE_SCOPE), (info.module, MAIN_SCOPE), *((info.module, q) for q in info.functions)]

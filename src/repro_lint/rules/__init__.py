@@ -32,6 +32,9 @@ class Context:
     index: ProjectIndex
     settings: dict  # the effective configuration (seed, warn-only, target-torch-version, ...)
     _programs: Optional[list[Program]] = field(default=None, repr=False)
+    # how many modules the rules check (all, or a few named files of a large project):
+    # project-wide shortcuts pay only when a good part of the project is checked
+    checked: int = field(default=0, repr=False)
 
     @property
     def programs(self) -> list[Program]:

@@ -480,12 +480,7 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             if aug:
                 desc = UNKNOWN
             elif tv is ast.Call:
-                # the walk resolved it once the (only) target was bound: as it stands now
-                assigned = ex.assigned_call
-                if len(targets) == 1 and assigned is not None and assigned[0] is value:
-                    callee = assigned[1]
-                else:
-                    callee = ex.r.qualify(value.func)  # type: ignore[attr-defined]
+                callee = _assigned_callee(ex, value, target.id, len(targets))  # type: ignore[arg-type, attr-defined]
                 desc = _call_desc(ex, value, callee)
             else:
                 desc = _desc(ex, value)
@@ -544,6 +539,23 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                     desc = ("any", (_desc(ex, value.args[0]),)) if wraps else UNKNOWN  # type: ignore[attr-defined]
                     facts["names"].setdefault(ex.scope, {}).setdefault(elt.id, []).append(desc)
                     _set_dict(ex, stmt, elt.id, None)
+
+
+def _assigned_callee(ex: Extractor, call: ast.Call, ident: str, ntargets: int) -> Optional[str]:
+    """The callee of `ident = call(...)` resolved as the bindings stand once `ident` is bound
+    (as everything this hook describes). The walk resolved it just before (`callee_of`): the
+    same answer, unless the callee is reached through `ident` itself, which a function's
+    assignment has just bound to something unknown."""
+    if ntargets != 1 or call is not ex.value_call:
+        return ex.r.qualify(call.func)  # (more targets: more bindings since)
+    qual = ex.value_qual
+    if qual is not None and ex.func is not None:
+        base = call.func
+        while type(base) is _Attribute:
+            base = base.value  # type: ignore[attr-defined]
+        if base.id == ident:  # type: ignore[attr-defined]  (resolved: a chain from a name)
+            return None
+    return qual
 
 
 def _item_assign(ex: Extractor, stmt: ast.stmt, target: ast.Subscript, value: ast.AST) -> None:

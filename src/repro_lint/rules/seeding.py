@@ -11,6 +11,7 @@ from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
+from repro_lint.seed_reach import seed_callers
 
 MAX_RELATED = 20
 
@@ -144,27 +145,39 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
     return [(it.pos, it.kind, set(it.sources), it.at, it.name) for it in placement.body_items(ctx, info, scopes)]
 
 
-def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]) -> bool:
+def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], callers: Optional[frozenset]) -> bool:
     """Whether a body seeds anything, checked cheaply first: most bodies do not. Only the
     effects of the functions the body calls are worked out (not those of every project
-    function, which would make a check of one file cost as much as the whole project's)."""
+    function, which would make a check of one file cost as much as the whole project's),
+    and with `callers` (`seed_reach.seed_callers`), only for a scope with a call that
+    reaches a seeding function."""
     index = ctx.index
     for scope in scopes:
         for ev in info.events.get(scope, ()):
             if ev.kind == "seed" or ev.kind == "seedcand" and index.seed_sources(info, ev):
                 return True
+        if callers is not None and (info.module, scope) not in callers:
+            continue  # no call of it reaches a seeding function: nothing to resolve
         for call, keys in index.callees(info, scope):
             if not is_reference(call) and any(index.effects(k).seeds for k in keys):
                 return True
     return False
 
 
+# The project-wide answer (`seed_reach`) reads every module's calls once: about a third of
+# what asking body by body costs a check of the whole project (0.12 s against 0.36 s on
+# 5,100 files). A check of fewer of the project's modules asks body by body.
+_WHOLE_SHARE = 3
+
+
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
     bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
+    index = ctx.index
+    callers = seed_callers(index) if ctx.checked * _WHOLE_SHARE >= len(index.modules) else None
     for scopes in bodies:
-        if not _may_seed(ctx, info, scopes):
+        if not _may_seed(ctx, info, scopes, callers):
             continue
         items = _body_items(ctx, info, scopes)
         if not any(kind == "seed" for _, kind, *_ in items):

@@ -118,8 +118,8 @@ class FunctionEffects:
             self._effects[m] = eff
 
     def seeding_names(self) -> frozenset[str]:
-        """Names of the project functions that seed something when called (worked out once:
-        RPL103 asks for every body that calls a function by method name)."""
+        """Names of the project functions that seed something when called (worked out once;
+        the editor's workspace state asks, RPL103 uses `seed_reach.seed_callers`)."""
         if self._seeding_names is None:
             self._seeding_names = frozenset(fn.name for key, (_, fn) in self.functions.items() if self.effects(key).seeds)
         return self._seeding_names

@@ -155,3 +155,47 @@ def test_runners_hooks_are_method_names(runner):
     assert names and all(n.isidentifier() for n in names)
     assert runner["methods"] and all(m.isidentifier() for m in runner["methods"])
     assert all(b.count(".") >= 1 and b.split(".", 1)[0] in runner["packages"] for b in runner["bases"])
+
+
+# -- stable-baselines3's seeding helper (the rl-baselines3-zoo layout) ------------------------
+SB3_TRAIN = """
+    import argparse
+
+    import numpy as np
+    {import_line}
+
+    def train():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=-1)
+        args = parser.parse_args()
+        if args.seed < 0:
+            # a seed drawn for the run when none is given, then used to seed
+            args.seed = np.random.randint(2**32 - 1, dtype="int64").item()
+        {seed_line}
+        return np.random.normal()
+"""
+
+
+@pytest.mark.parametrize("seeded", [True, False])
+def test_stable_baselines3_set_random_seed_seeds_the_program(project, seeded):
+    """`set_random_seed(args.seed)` seeds random, numpy and torch: the run that draws its
+    seed when given -1 is seeded, and a fix must not seed numpy before that draw."""
+    train = SB3_TRAIN.format(
+        import_line="from stable_baselines3.common.utils import set_random_seed" if seeded else "",
+        seed_line="set_random_seed(args.seed)" if seeded else "print(args.seed)",
+    )
+    found = check(project, {
+        "zoo/__init__.py": "",
+        "zoo/train.py": train,
+        "train.py": """
+            from zoo.train import train
+
+            if __name__ == "__main__":
+                train()
+        """,
+    })
+    if seeded:
+        assert not at(found, "RPL101") and not at(found, "RPL103"), [full(f) for f in found]
+    else:
+        (hit,) = at(found, "RPL101")
+        assert "numpy" in hit.message

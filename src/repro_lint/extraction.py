@@ -7,6 +7,7 @@ import hashlib
 import marshal
 import os
 import pickle
+import struct
 import traceback
 from typing import Optional
 
@@ -36,26 +37,45 @@ def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
     """A worker's part, extracted and sent back at once (results sent one by one must be
     read by the parent while it extracts its own part, and the two then take turns), in
     the compact form of `model.to_plain` (pickling the objects took as long as a tenth
-    of the extraction, on both sides), or with `packing` their bodies packed (`model.pack`)."""
+    of the extraction, on both sides), or with `packing` their bodies packed (`model.pack`).
+
+    One buffer of records (`_RECORD` head, then the bytes): the parent decodes each record
+    where it lies (`_received_part`). A marshalled list of the records' bytes made the
+    parent copy every one of them first: on a 38,000-file tree about 100 MB more of the
+    parent's memory stayed in use after the copies were freed (small blocks in between)."""
     out = []
     with quiet_parsing():
         for job in jobs:
             info = _extract_job(job)
             try:
                 if packing and pack(info):
-                    out.append((2, marshal.dumps(packed_plain(info))))
+                    form, item = 2, marshal.dumps(packed_plain(info))
                 else:
-                    out.append((1, marshal.dumps(to_plain(info))))
+                    form, item = 1, marshal.dumps(to_plain(info))
             except ValueError:  # holds something marshal does not write: pickled as it is
-                out.append((0, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)))
-    return marshal.dumps(out)
+                form, item = 0, pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL)
+            out.append(_RECORD.pack(form, len(item)))
+            out.append(item)
+    return b"".join(out)
+
+
+# a record of a worker's part: its form (0 pickled, 1 plain, 2 packed) and its size
+_RECORD = struct.Struct("<BQ")
 
 
 def _received_part(data: bytes) -> list[ModuleInfo]:
-    return [
-        from_packed_plain(marshal.loads(item)) if form == 2 else from_plain(marshal.loads(item)) if form else pickle.loads(item)
-        for form, item in marshal.loads(data)
-    ]
+    out = []
+    view = memoryview(data)
+    head = _RECORD.size
+    offset = 0
+    with view:
+        while offset < len(view):
+            form, size = _RECORD.unpack_from(view, offset)
+            offset += head
+            with view[offset:offset + size] as item:
+                out.append(from_packed_plain(marshal.loads(item)) if form == 2 else from_plain(marshal.loads(item)) if form else pickle.loads(item))
+            offset += size
+    return out
 
 
 def _extract_job(job: tuple) -> ModuleInfo:

@@ -31,6 +31,9 @@ from repro_lint.rules import Context
 _TRAINS = frozenset(["backward", "step"])
 # Events the walk keeps in order (the others do not matter for when flags take effect).
 _KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff", "runner"])
+# the kinds `Training.no_effect` is asked about: only their steps are kept (most events a
+# walk meets train; a large project's programs met 244,000 of them)
+_ASKED = frozenset(["flag", "switch", "env", "seed", "seedcand"])
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,7 +73,7 @@ class Launch:
 class Training:
     program: Program
     launches: list = field(default_factory=list)
-    # id(event) -> its step on the walk (events the walk reaches)
+    # id(event) -> its step on the walk (events of the `_ASKED` kinds the walk reaches)
     steps: dict = field(default_factory=dict)
     start_step: Optional[int] = None  # step of the first statement that certainly trains
     # ((module, scope), span) from the start body down to the train event: in each scope, the
@@ -81,8 +84,8 @@ class Training:
     trains_in: set = field(default_factory=set)  # launch target scopes
 
     def no_effect(self, info: ModuleInfo, scope: str, ev: Event, inherited: bool = False) -> Optional[str]:
-        """Why a flag set by `ev` has no effect on the training, or None when it counts.
-        `inherited`: the setting passes to processes started later (an environment variable),
+        """Why a flag set by `ev` (an event of the `_ASKED` kinds) has no effect on the
+        training, or None when it counts. `inherited`: the setting passes to processes started later (an environment variable),
         so setting it in a launcher's parent counts."""
         reason = self.elsewhere(info, scope, inherited)
         if reason is not None:
@@ -214,20 +217,21 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
         if ref in out.visited:
             continue
         out.visited.add(ref)
-        # frames: [module, items, position, certain, path]; the path holds, from the start
-        # scope down, each scope and the span of the call in it that led further down
-        stack = [[info, _items(ctx, info, scope), 0, True, ((ref, None),)]]
+        # frames: [module, items, position, certain, path, refs]; the path holds, from the
+        # start scope down, each scope and the span of the call in it that led further down;
+        # refs, the scopes alone (one tuple for all the events of a frame)
+        stack = [[info, _items(ctx, info, scope), 0, True, ((ref, None),), (ref,)]]
         while stack:
             frame = stack[-1]
-            finfo, items, pos, certain, path = frame
+            finfo, items, pos, certain, path, refs = frame
             if pos >= len(items):
                 stack.pop()
                 continue
             frame[2] = pos + 1
             _, kind, what, keys = items[pos]
             if kind == 0:
-                if record:
-                    out.steps[id(what)] = (step, tuple(r for r, _ in path))
+                if record and what.kind in _ASKED:
+                    out.steps[id(what)] = (step, refs)
                 step += 1
                 if record and out.start_step is None and certain and _starts_training(what):
                     out.start_step = step - 1
@@ -243,7 +247,7 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
                     continue
                 out.visited.add((mod, sub))
                 sub_info = index.modules[mod]
-                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),)])
+                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),), refs + ((mod, sub),)])
             stack.extend(reversed(frames))
 
 

@@ -85,8 +85,8 @@ class Training:
 
     def no_effect(self, info: ModuleInfo, scope: str, ev: Event, inherited: bool = False) -> Optional[str]:
         """Why a flag set by `ev` (an event of the `_ASKED` kinds) has no effect on the
-        training, or None when it counts. `inherited`: the setting passes to processes started later (an environment variable),
-        so setting it in a launcher's parent counts."""
+        training, or None when it counts. `inherited`: the setting passes to processes
+        started later (an environment variable), so setting it in a launcher's parent counts."""
         reason = self.elsewhere(info, scope, inherited)
         if reason is not None:
             return reason

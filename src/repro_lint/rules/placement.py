@@ -20,17 +20,18 @@ The spec's section "Fixes: what they may change, where they go, which seed they 
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 from repro_lint import catalog
 from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, seed_settings
-from repro_lint.rules.training import training_of
+from repro_lint.rules.training import trains, training_of
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -183,7 +184,10 @@ def _settings(ctx: Context, program: Program) -> _Settings:
     for info, scope, ev in program.events("seed", "seedcand"):
         expr = ev.data.get("expr")
         if expr and (ev.kind == "seed" or index.seed_sources(info, ev) or _seeder_call(ctx, info, ev)):
-            exprs.append((expr, frozenset(ev.data.get("names", ())), info.module, scope, ev.pos))
+            names = frozenset(ev.data.get("names", ()))
+            if names and _checked_first(ev, expr):
+                continue
+            exprs.append((expr, names, info.module, scope, ev.pos))
     exprs.sort(key=lambda e: (e[2] != entry.module, e[4]))
     modules = [index.modules[m] for m in dict.fromkeys(m for m, _ in program.scopes)]
     hydra_key = None
@@ -200,6 +204,16 @@ def _settings(ctx: Context, program: Program) -> _Settings:
         "torch" in program.seeds(),
     )
     return hit
+
+
+def _checked_first(ev: Event, expr: str) -> bool:
+    """Whether a seeding call runs only under a condition about its own seed (`if args.seed
+    is not None: torch.manual_seed(args.seed)`), or in an `else` branch: its expression is
+    not lent to statements outside that condition, where it may be None."""
+    if "guard" not in ev.data:
+        return False
+    guard = ev.data["guard"]
+    return guard is None or re.search(rf"(?<![\w.]){re.escape(expr)}(?!\w)", guard[0]) is not None
 
 
 def _seeder_call(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
@@ -234,13 +248,16 @@ def _config_names(ctx: Context, program: Program, info: ModuleInfo, scope: str, 
     out: list = []
     configs = seed_settings.names()["configs"]
     fn = info.functions.get(scope)
-    parsed = seed_settings.parsed_names(info, scope, settings.parser_functions)
+    parsed = seed_settings.parsed_bindings(info, scope, settings.parser_functions)
     if scope != MODULE_SCOPE:
-        parsed = [(n, None) for n, _ in seed_settings.parsed_names(info, MODULE_SCOPE, settings.parser_functions)] + parsed
+        parsed = [(n, None, how) for n, _, how in seed_settings.parsed_bindings(info, MODULE_SCOPE, settings.parser_functions)] + parsed
+    # arguments parsed here by a parser this module builds have this module's options only
+    own = seed_settings.own_options(info)
+    for name, span, how in parsed:
+        options = own if how == "parse" and own is not None else settings.options
+        if options and (span is None or (span[0], span[1]) < pos):
+            out.append((f"{name}.{options[0]}", span))
     if settings.options:
-        for name, span in parsed:
-            if span is None or (span[0], span[1]) < pos:
-                out.append((f"{name}.{settings.options[0]}", span))
         for param in (fn.params or ()) if fn is not None else ():
             if param in configs:
                 out.append((f"{param}.{settings.options[0]}", None))
@@ -357,7 +374,7 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
     return "no seed is in scope here; pass the seed in (e.g. a `seed` parameter) rather than adding a constant to a library module"
 
 
-def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> list[Program]:
+def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> Sequence[Program]:
     """The programs that reach a scope, in project order (worked out once per check)."""
     table = ctx.__dict__.get("_programs_by_scope")
     if table is None:
@@ -365,8 +382,17 @@ def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> list[Progra
         for program in ctx.programs:
             for ref in program.scopes:
                 table.setdefault(ref, []).append(program)
+        # most scopes are reached by the same few sets of programs (a project's shared
+        # code): one tuple of each set is kept (a list per scope took 19 MB on 38,000 files)
+        shared: dict = {}
+        for ref, programs in table.items():
+            key = tuple(map(id, programs))
+            hit = shared.get(key)
+            if hit is None:
+                hit = shared[key] = tuple(programs)
+            table[ref] = hit
         ctx.__dict__["_programs_by_scope"] = table
-    return table.get((info.module, scope), [])
+    return table.get((info.module, scope), ())
 
 
 # -- where a program's seeding goes --------------------------------------------------------
@@ -511,7 +537,7 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
         [(ev.line, (ev.line, ev.col, ev.end_line, ev.end_col)) for ev in info.events.get(scope, ())
          if ev.kind in ("seed", "seedcand") and ev.data.get("guard") == guard]
         + [(c[2], tuple(c[2:6])) for c, keys in index.callees(info, scope)
-           if not is_reference(c) and any(index.effects(k).seeds for k in keys)]
+           if not is_reference(c) and any(_seeding_helper(index.effects(k)) and not trains(ctx, k) for k in keys)]
     )
     best = span
     for line, found in seeds:
@@ -520,6 +546,13 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
         elif line > best[2] + 1:
             break
     return best
+
+
+def _seeding_helper(effects) -> bool:
+    """A call that may belong to a block of seeding statements: it seeds and draws nothing
+    (not `main()`, whose DataLoader workers seed through `worker_init_fn` while it trains;
+    the caller leaves out calls that train too)."""
+    return bool(effects.seeds) and not effects.draws
 
 
 # -- where determinism flags go -----------------------------------------------------------

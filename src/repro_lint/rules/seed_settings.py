@@ -61,10 +61,15 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
     method = func.attr if isinstance(func, ast.Attribute) else None
     if method == "add_argument":
         dest = argparse_dest(node)
+        facts = _facts(ex)
+        # the module builds a parser of its own: what it parses has only its own options
+        facts["adds"] = True
         if dest in names()["attr_set"]:
-            options = _facts(ex)["options"]
+            options = facts["options"]
             if dest not in options:
                 options.append(dest)
+            if _may_be_none(node):
+                facts.setdefault("none", []).append(dest)
     elif method in _PARSE_METHODS:
         facts = _facts(ex)
         if ex.scope not in facts["parsers"]:
@@ -76,6 +81,17 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 target = target.elts[0]
             if isinstance(target, ast.Name):
                 _parsed(ex, target.id, stmt, "parse")
+
+
+def _may_be_none(node: ast.Call) -> bool:
+    """Whether an option's value is None when the command line does not give it: no
+    `default=` (argparse's default is None) or `default=None`, and not `required=True`."""
+    kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+    required = kws.get("required")
+    if isinstance(required, ast.Constant) and required.value is True:
+        return False
+    default = kws.get("default")
+    return default is None or isinstance(default, ast.Constant) and default.value is None
 
 
 def _parsed(ex: Extractor, name: str, stmt: ast.stmt, how: str) -> None:
@@ -139,8 +155,12 @@ def facts_of(info: ModuleInfo) -> dict:
 
 
 def options(infos) -> list[str]:
-    """The seed options the argparse parsers of these modules define, in catalog order."""
+    """The seed options the argparse parsers of these modules define, in catalog order,
+    but for those whose value may be None (`add_argument("--seed", type=int)` without a
+    default): `torch.manual_seed(args.seed)` would raise on a run that does not pass one."""
+    infos = list(infos)
     found = {opt for info in infos for opt in facts_of(info)["options"]}
+    found -= {opt for info in infos for opt in facts_of(info).get("none", ())}
     return [a for a in names()["attrs"] if a in found]
 
 
@@ -148,11 +168,28 @@ def parsed_names(info: ModuleInfo, scope: str, parser_functions: set) -> list[tu
     """Names a scope binds to parsed command-line arguments, with the span of the binding
     statement. `parser_functions` are the project functions (keys or names) that return
     parsed arguments."""
+    return [(name, span) for name, span, _ in parsed_bindings(info, scope, parser_functions)]
+
+
+def parsed_bindings(info: ModuleInfo, scope: str, parser_functions: set) -> list[tuple[str, tuple, str]]:
+    """`parsed_names` with how each name is bound: "parse" (`parser.parse_args()` in the
+    scope) or the parser function called."""
     out = []
     for name, span, how in facts_of(info)["parsed"].get(scope, ()):
         if how == "parse" or how in parser_functions or how.rpartition(".")[2] in parser_functions:
-            out.append((name, tuple(span)))
+            out.append((name, tuple(span), how))
     return out
+
+
+def own_options(info: ModuleInfo) -> Optional[list[str]]:
+    """The seed options of a module that builds an argparse parser of its own (`add_argument`
+    calls), in catalog order: what `parse_args()` there returns has no others (`opt.seed`
+    of another module's parser would raise AttributeError). None when it adds no argument
+    (it parses a parser built elsewhere)."""
+    facts = facts_of(info)
+    if not facts.get("adds"):
+        return None
+    return options([info])
 
 
 def parser_function_names(infos) -> set:

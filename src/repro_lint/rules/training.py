@@ -79,7 +79,6 @@ class Training:
     # ((module, scope), span) from the start body down to the train event: in each scope, the
     # statement during which training starts
     chain: tuple = ()
-    visited: set = field(default_factory=set)  # scopes the walk reaches
     worker_only: set = field(default_factory=set)  # scopes only DataLoader workers run
     trains_in: set = field(default_factory=set)  # launch target scopes
 
@@ -182,14 +181,17 @@ def _analyse(ctx: Context, program: Program) -> Training:
         }
     else:
         starts = [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE), *((entry, q) for q in entry.hydra_mains)]
-    _walk(ctx, out, starts)
+    # the scopes the walk reaches: needed only until the worker-only scopes are known (kept
+    # for every program of a large project, they were the largest part of its walks)
+    visited: set = set()
+    _walk(ctx, out, starts, visited)
     if out.launches:
         # the parent's own path is walked too: its scopes are not worker-only
-        _walk(ctx, out, [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE)], record=False)
+        _walk(ctx, out, [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE)], visited, record=False)
     workers = _worker_functions(ctx, program)
     if workers:
         reached = index.reach([index.scope_of(k) for k in workers], include_imports=False)
-        out.worker_only = {ref for ref in reached if ref not in out.visited}
+        out.worker_only = {ref for ref in reached if ref not in visited}
     return out
 
 
@@ -203,7 +205,7 @@ def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
     return items
 
 
-def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> None:
+def _walk(ctx: Context, out: Training, starts: list, visited: set, record: bool = True) -> None:
     """Walk the program in execution order from `starts`, numbering the events it meets.
 
     A call reaches the functions it may call, in order, each scope once. Training starts at
@@ -214,9 +216,9 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
     step = len(out.steps)
     for info, scope in starts:
         ref = (info.module, scope)
-        if ref in out.visited:
+        if ref in visited:
             continue
-        out.visited.add(ref)
+        visited.add(ref)
         # frames: [module, items, position, certain, path, refs]; the path holds, from the
         # start scope down, each scope and the span of the call in it that led further down;
         # refs, the scopes alone (one tuple for all the events of a frame)
@@ -243,9 +245,9 @@ def _walk(ctx: Context, out: Training, starts: list, record: bool = True) -> Non
             frames = []
             for key in keys:
                 mod, sub = index.scope_of(key)
-                if (mod, sub) in out.visited:
+                if (mod, sub) in visited:
                     continue
-                out.visited.add((mod, sub))
+                visited.add((mod, sub))
                 sub_info = index.modules[mod]
                 frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),), refs + ((mod, sub),)])
             stack.extend(reversed(frames))

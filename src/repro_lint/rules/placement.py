@@ -537,7 +537,7 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
         [(ev.line, (ev.line, ev.col, ev.end_line, ev.end_col)) for ev in info.events.get(scope, ())
          if ev.kind in ("seed", "seedcand") and ev.data.get("guard") == guard]
         + [(c[2], tuple(c[2:6])) for c, keys in index.callees(info, scope)
-           if not is_reference(c) and any(_seeding_helper(index.effects(k)) and not trains(ctx, k) for k in keys)]
+           if not is_reference(c) and any(_seeding_helper(ctx, k) for k in keys)]
     )
     best = span
     for line, found in seeds:
@@ -548,11 +548,12 @@ def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -
     return best
 
 
-def _seeding_helper(effects) -> bool:
-    """A call that may belong to a block of seeding statements: it seeds and draws nothing
-    (not `main()`, whose DataLoader workers seed through `worker_init_fn` while it trains;
-    the caller leaves out calls that train too)."""
-    return bool(effects.seeds) and not effects.draws
+def _seeding_helper(ctx: Context, key: str) -> bool:
+    """Whether a call of project function `key` may belong to a block of seeding statements:
+    it seeds, and neither draws nor trains (not `main()`, whose DataLoader workers seed
+    through `worker_init_fn` while it trains)."""
+    effects = ctx.index.effects(key)
+    return bool(effects.seeds) and not effects.draws and not trains(ctx, key)
 
 
 # -- where determinism flags go -----------------------------------------------------------

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import itertools
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from repro_lint import __version__
 
@@ -80,9 +81,13 @@ class OutputError(Exception):
     """The report cannot be written: one line, exit 2."""
 
 
-def _write_output(text: str, path: Optional[Path]) -> None:
+def _write_output(text: "str | Iterable[str]", path: Optional[Path]) -> None:
+    """Write the report (a string, or chunks) to stdout, or to `path` whole: a temporary file
+    replaces it only once everything is written."""
+    chunks = [text] if isinstance(text, str) else text
     if path is None:
-        sys.stdout.write(text)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
         return
     shown = path
     path = path.resolve()
@@ -92,7 +97,8 @@ def _write_output(text: str, path: Optional[Path]) -> None:
         raise OutputError(f"repro-lint: error: cannot write {shown}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            for chunk in chunks:
+                fh.write(chunk)
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -282,12 +288,13 @@ def _write_report(args, fmt: str, color: str, report, findings: list, locator, f
     stream = out or sys.stdout
     # a file is never coloured unless asked for; a stream when it is a terminal
     wanted = text.color_wanted(stream, color) if not args.output_file else color == "always"
-    body = text.render(findings, wanted, show_source=True, locator=locator)
+    chunks = text.render_chunks(findings, wanted, show_source=True, locator=locator)
+    tail = ""
     if args.show_fixes and fixed_findings:
-        body += _fixes_text(fixed_findings)
+        tail += _fixes_text(fixed_findings)
     if not args.quiet and report.files_checked:
-        body += text.summary_line(findings, fixed) + "\n"
-    _emit(body, args.output_file, out)
+        tail += text.summary_line(findings, fixed) + "\n"
+    _emit(itertools.chain(chunks, [tail]), args.output_file, out)
 
 
 def _shown(path: Path) -> str:
@@ -296,9 +303,11 @@ def _shown(path: Path) -> str:
     return display_path(path)
 
 
-def _emit(body: str, path: Optional[Path], stream=None) -> None:
+def _emit(body: "str | Iterable[str]", path: Optional[Path], stream=None) -> None:
+    """Write the report: a string, or chunks written as they are made."""
     if path is None and stream is not None:
-        stream.write(body)
+        for chunk in [body] if isinstance(body, str) else body:
+            stream.write(chunk)
     else:
         _write_output(body, path)
 

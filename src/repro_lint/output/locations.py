@@ -33,6 +33,10 @@ class Shown:
         return f"{where}{self.line}:{self.col}"
 
 
+# how many files' lines `Locator.source_line` keeps
+_LINES_KEPT = 8
+
+
 class Locator:
     """Reads the notebooks that findings point into (once each) to map their locations.
     `overrides` holds contents that are not on disk (a buffer read from stdin)."""
@@ -86,6 +90,10 @@ class Locator:
         lines = self._lines.get(path)
         if lines is None:
             lines = self._lines[path] = _read_lines(path, self.overrides.get(path))
+            # findings come sorted by file: a few files' lines are enough, and a large
+            # project's report does not hold every flagged file's text until it ends
+            if len(self._lines) > _LINES_KEPT:
+                del self._lines[next(iter(self._lines))]
         return lines[line - 1] if 0 < line <= len(lines) else None
 
 

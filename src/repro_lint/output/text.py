@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import IO, Optional
+from typing import IO, Iterable, Iterator, Optional
 
 from repro_lint.findings import Finding
 from repro_lint.output.locations import Locator
@@ -53,13 +53,19 @@ class _Styler:
 
 
 def render(findings: list[Finding], color: bool = False, show_source: bool = True, locator: Optional[Locator] = None) -> str:
-    """The report of `findings` for people (plain strings: it runs for every finding of a
-    large project, where a rendering library cost more than the check's rules)."""
+    """The report of `findings` for people, as one string (`render_chunks` joined)."""
+    return "".join(render_chunks(findings, color, show_source, locator))
+
+
+def render_chunks(findings: Iterable[Finding], color: bool = False, show_source: bool = True, locator: Optional[Locator] = None) -> Iterator[str]:
+    """The report for people, one finding's text at a time: a large project's report is
+    written as it is made, not held whole (tens of megabytes for 40,000 findings). Plain
+    strings: it runs for every finding, where a rendering library cost more than the rules."""
     locator = locator or Locator()
     paint = _Styler(color)
-    out: list[str] = []
-    add = out.append
     for f in findings:
+        out: list[str] = []
+        add = out.append
         shown = locator.shown(f.location)
         mark = paint("fix", _fix_mark(f)) if f.fixable else ""
         add(f"{paint('label', _plain(shown.label) + ':')} {paint('code', f.code)}{mark} {_plain(f.message)}\n")
@@ -82,7 +88,7 @@ def render(findings: list[Finding], color: bool = False, show_source: bool = Tru
             how = "--fix" if f.fix.safety == "safe" else "--unsafe-fixes"
             add(paint("fix", _plain(f"     = fix ({f.fix.safety}, {how}): {f.fix.description}")) + "\n")
         add("\n")
-    return "".join(out)
+        yield "".join(out)
 
 
 def summary_line(findings: list[Finding], fixed: int = 0) -> str:

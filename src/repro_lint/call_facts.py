@@ -10,6 +10,7 @@ rule families' call hooks run. The methods read the walk's state (`self.r`, `sel
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Any, Optional
 
 from repro_lint.extract_hooks import LITERAL_TYPES
@@ -20,6 +21,7 @@ _Name = ast.Name
 _Constant = ast.Constant
 _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
+_BUILTINS = frozenset(dir(builtins))
 # ModuleInfo.extra key: calls of items of a container: (scope, container name, key, line, no_grad)
 ITEM_CALLS = "item_calls"
 
@@ -124,12 +126,15 @@ class CallFacts:
         literals = self.hook_literals
         passes = False
         roots = m.external_roots
+        stars = self.r.star_imports
         for arg in node.args:
             ta = type(arg)
             if ta is _Name:
                 ref = self.r.scope.lookup(arg.id)  # `_maybe_ref`, written out: most are local variables
                 if ref is not None and ref.split(".", 1)[0] not in roots:
                     self.add_call(ref, REF_CALL, arg)
+                elif stars and ref is None:
+                    self._star_ref(arg)
             elif ta is _Attribute:
                 self._maybe_ref(arg)
             elif ta is _Constant and not passes:
@@ -142,6 +147,8 @@ class CallFacts:
                 ref = self.r.scope.lookup(v.id)
                 if ref is not None and ref.split(".", 1)[0] not in roots:
                     self.add_call(ref, REF_CALL, v)
+                elif stars and ref is None:
+                    self._star_ref(v)
             elif ta is _Attribute:
                 if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
                     self._method_ref(v)
@@ -179,6 +186,12 @@ class CallFacts:
         if qual and qual.split(".", 1)[0] not in self.m.external_roots:
             self.add_call(qual, REF_CALL, arg)
         return qual is not None
+
+    def _star_ref(self, arg: ast.Name) -> None:
+        """A name no scope binds handed over in a module with `from m import *`: maybe a
+        function of `m` (`model.apply(weights_init_normal)`), which the index looks up."""
+        if arg.id not in _BUILTINS and self.r.is_unbound(arg.id):
+            self.add_call(NAME_REF, arg.id, arg)
 
     def _method_ref(self, arg: ast.Attribute) -> None:
         """A method of an object handed over as a callback (`collate_fn=self.collate`)."""

@@ -33,6 +33,7 @@ from repro_lint.matchers import Matchers
 from repro_lint.model import (
     MAIN_SCOPE,
     MODULE_SCOPE,
+    STAR_IMPORTS,
     ClassInfo,
     Event,
     FunctionInfo,
@@ -187,6 +188,8 @@ class Extractor(CallFacts):
             hook(self)
         # module-level bindings, so that re-exports (`from .utils import set_seed`) resolve
         self.info.exports = {k: v for k, v in self.r.scope.bindings.items() if v}
+        if self.r.star_imports:
+            self.info.extra[STAR_IMPORTS] = tuple(self.r.star_imports)
 
     def _prebind(self, body: list[ast.stmt]) -> None:
         """Bind module-level names first: functions see globals defined after them."""

@@ -11,7 +11,7 @@ from typing import Iterable, Optional
 
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, FunctionInfo, ModuleInfo, stored_summary
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, STAR_IMPORTS, Event, FunctionInfo, ModuleInfo, stored_summary
 from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.program import Program
 
@@ -64,7 +64,11 @@ class ProjectIndex(FunctionEffects):
         # imports (tuples, the empty one shared): one of each per module of a large project
         self.importers: dict[str, list[str]] = {}
         self.imports_of: dict[str, tuple[str, ...]] = {}
+        # per module with `from m import *` of project modules, those modules (last first:
+        # a later star import's name wins)
+        self.star_imports: dict[str, tuple[str, ...]] = {}
         for info in self.modules.values():
+            self._set_star_imports(info)
             targets: set[str] = set()
             for imp in info.imports:
                 mod = self.module_of(imp[0], info)
@@ -101,6 +105,14 @@ class ProjectIndex(FunctionEffects):
         self._config_names: dict[str, tuple[str, ...]] = {}
         self._config_pattern = hydra_configs.line_pattern(matchers.config_keys)
         self._loads: Optional[dict[str, set[str]]] = None
+
+    def _set_star_imports(self, info: ModuleInfo) -> None:
+        stars = info.summary(STAR_IMPORTS)
+        found = [m for m in (self.module_of(b, info) for b in reversed(stars)) if m is not None] if stars else ()
+        if found:
+            self.star_imports[info.module] = tuple(dict.fromkeys(found))
+        else:
+            self.star_imports.pop(info.module, None)
 
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
@@ -166,19 +178,23 @@ class ProjectIndex(FunctionEffects):
             if cand in self.classes:
                 out = tuple(self.class_methods(cand))
                 break
-            # a name re-exported by a package or module (`from .utils import set_seed`)
+            # a name re-exported by a package or module (`from .utils import set_seed`, or
+            # `from .utils import *`)
             mod, _, name = cand.rpartition(".")
             info = self.modules.get(mod)
             if info is not None:
                 target = info.exports.get(name)
-                if target and target != cand:
+                targets = [target] if target and target != cand else [f"{m}.{name}" for m in self.star_imports.get(mod, ())]
+                for target in targets:
                     if depth >= self._REEXPORT_DEPTH:
                         complete = False
-                        continue
+                        break
                     out, whole = self._resolve(target, info, depth + 1)
                     complete = complete and whole
                     if out:
                         break
+                if out:
+                    break
         if complete:
             self._resolve_cache[key] = out
         return out, complete
@@ -296,7 +312,8 @@ class ProjectIndex(FunctionEffects):
         functions called `m` in the modules the calling module imports, directly or not: an
         object's class is defined in a module that was loaded, and matching every function
         of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
-        if method not in self.by_name:
+        stars = self.star_imports.get(info.module) if self.star_imports and (marker is None or marker == NAME_REF) else None
+        if method not in self.by_name and not stars:
             # no project function has this name (most calls of a library's methods): the
             # answer is known at once, and memoised it took a third of this memo
             return ()
@@ -309,7 +326,15 @@ class ProjectIndex(FunctionEffects):
             cls_key = f"{info.module}.{cls}" if info.module else cls
             out = self._class_lookup(cls_key, method, kind == "@super")
         else:
-            out = self._visible_named(method, self.visible_modules(info.module))
+            out = self._visible_named(method, self.visible_modules(info.module)) if method in self.by_name else ()
+            if stars:
+                # an unbound name of a module with `from m import *` is m's name, if m has it
+                # (a class called gives its protocol methods)
+                for mod in stars:
+                    found = self.resolve(f"{mod}.{method}", info)
+                    if found:
+                        out = tuple(dict.fromkeys([*found, *out]))
+                        break
         self._method_cache[key] = out
         return out
 

@@ -31,7 +31,7 @@ from typing import Iterable, Optional
 from repro_lint import framework_reach
 from repro_lint.index import ProjectIndex, ScopeRef
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, STAR_IMPORTS, ModuleInfo
 
 
 class RebuildNeeded(Exception):
@@ -60,6 +60,7 @@ def outline(info: ModuleInfo) -> tuple:
         tuple((q, c.name, tuple(c.bases), tuple(c.methods)) for q, c in info.classes.items()),
         tuple(sorted(info.exports.items())),
         frozenset(imp[0] for imp in info.imports),
+        tuple(info.summary(STAR_IMPORTS)),
         config_outline(info),
     )
 
@@ -452,6 +453,7 @@ class LiveIndex(ProjectIndex):
         # imports
         self._drop_import_names(old)
         self._add_import_names(new)
+        self._set_star_imports(new)
         targets: set[str] = set()
         for imp in new.imports:
             mod = self.module_of(imp[0], new)

@@ -242,6 +242,10 @@ BODY_FIELDS = ("events", "calls", "constants", "loops", "extra")
 # module's body, by name: stored with its outline, so that they decode no body
 # (`ModuleInfo.summary`). Modules that own an `extra` key register their questions here.
 SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scopes}
+# ModuleInfo.extra key: the modules `from m import *` brings names from, in import order
+# (`semantic.Resolver.star_imports`); the index resolves the names they leave unbound
+STAR_IMPORTS = "star_imports"
+SUMMARIES[STAR_IMPORTS] = lambda info: info.extra.get(STAR_IMPORTS, ())
 
 
 # -- bodies kept marshalled in memory (a large project's cold check) ----------------------

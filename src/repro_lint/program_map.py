@@ -23,7 +23,7 @@ from typing import Iterable, Optional
 
 from repro_lint import framework_reach
 from repro_lint.index import Program, ProjectIndex
-from repro_lint.model import MAIN_SCOPE, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, STAR_IMPORTS, ModuleInfo
 
 
 def outline_digest(info: ModuleInfo) -> str:
@@ -44,6 +44,7 @@ def outline_digest(info: ModuleInfo) -> str:
         tuple((q, c.name, tuple(c.bases), tuple(c.methods)) for q, c in info.classes.items()),
         tuple(sorted(info.exports.items())),
         tuple(sorted({imp[0] for imp in info.imports})),
+        tuple(info.summary(STAR_IMPORTS)),
         bool(info.summary(framework_reach.FACTORY)),
     )
     return hashlib.blake2b(repr(outline).encode(), digest_size=12).hexdigest()

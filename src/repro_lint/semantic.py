@@ -61,6 +61,9 @@ class Resolver:
         self.module = module
         self.is_package = is_package
         self.scope = Scope()
+        # modules whose names `from m import *` brings in, in import order: which names
+        # they are is known only with the other modules' facts (`ProjectIndex`)
+        self.star_imports: list[str] = []
 
     # -- binding ---------------------------------------------------------------
     def bind_import(self, node: ast.AST, scope: Optional[Scope] = None) -> list[str]:
@@ -80,11 +83,22 @@ class Resolver:
             for alias in node.names:
                 if alias.name == "*":
                     imported.append(base)
+                    if base and base not in self.star_imports:
+                        self.star_imports.append(base)
                     continue
                 qual = f"{base}.{alias.name}" if base else alias.name
                 scope.bindings[alias.asname or alias.name] = qual
                 imported.append(qual)
         return imported
+
+    def is_unbound(self, name: str) -> bool:
+        """Whether no scope binds `name` (not even to something unknown)."""
+        scope: Optional[Scope] = self.scope
+        while scope is not None:
+            if name in scope.bindings:
+                return False
+            scope = scope.parent
+        return True
 
     def bind(self, name: str, qualified: Optional[str], scope: Optional[Scope] = None) -> None:
         (scope or self.scope).bindings[name] = qualified or UNKNOWN

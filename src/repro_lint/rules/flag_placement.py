@@ -180,6 +180,28 @@ def _guard_text(ev: Event) -> Optional[str]:
     return None if guard is None else guard[0]
 
 
+def _launched_seed_site(ctx: Context, program: Program, info: ModuleInfo, scope: str) -> Optional[Site]:
+    """The torch seeding statement that takes effect in a launched process: in the launched
+    function's module, else in a function of another module that it calls (a submitit job's
+    `__call__` that runs `train.main(args)`, which seeds): the flags then go with that seed,
+    where the program run directly gets them too, not a second time at the job's start."""
+    site = torch_seed_site(ctx, program, info, [scope])
+    if site is not None:
+        return site
+    index = ctx.index
+    for inner in entry_scopes(program, info, [scope]):
+        for call, keys in index.callees(info, inner):
+            if is_reference(call):
+                continue
+            for key in keys:
+                mod, fn = index.scope_of(key)
+                if mod != info.module:
+                    site = torch_seed_site(ctx, program, index.modules[mod], [fn])
+                    if site is not None:
+                        return site
+    return None
+
+
 def _flags_place(ctx: Context, program: Program) -> Placed:
     index = ctx.index
     entry = program.entry
@@ -190,9 +212,13 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         mod, scope = index.scope_of(launch.target)
         tinfo = index.modules[mod]
         path = tinfo.path if tinfo is not entry else ""
-        inner = torch_seed_site(ctx, program, tinfo, [scope])
+        inner = _launched_seed_site(ctx, program, tinfo, scope)
         if inner is not None:
-            return Place("after", anchor=seeding_block_end(ctx, tinfo, inner.scope, inner.anchor), module=tinfo.module, path=path)
+            sinfo = inner.info
+            return Place(
+                "after", anchor=seeding_block_end(ctx, sinfo, inner.scope, inner.anchor), module=sinfo.module,
+                path=sinfo.path if sinfo is not entry else "",
+            )
         site = torch_seed_site(ctx, program, effective=False)
         guard = ""
         fn = tinfo.functions[scope]

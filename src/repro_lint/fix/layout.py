@@ -335,11 +335,14 @@ _SETUP_CALLS = ("warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib
 
 
 def _is_setup_statement(stmt: cst.CSTNode) -> bool:
-    """A set-up statement scripts put between their imports: it draws nothing and is not
-    where a program's work starts."""
+    """A set-up statement scripts put between their imports (a version check among them,
+    `assert timm.__version__ == "0.3.2"`): it draws nothing and is not where a program's work
+    starts."""
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     for small in stmt.body:
+        if isinstance(small, cst.Assert):
+            continue
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             if not dotted(small.value.func).startswith(_SETUP_CALLS):
                 return False

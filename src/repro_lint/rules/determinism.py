@@ -32,7 +32,7 @@ from repro_lint.rules import (
     sentences,
     unfixed,
 )
-from repro_lint.rules.torch_target import Target, torch_target
+from repro_lint.rules.torch_target import Target, release, torch_target
 from repro_lint.rules.training import training_of
 from repro_lint.syntax import get_arg
 
@@ -539,10 +539,11 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     why_not = ""
     if fix is None:
         place = flag_placement.flags_place(ctx, program, after_flags=True)
-        if isinstance(place, str):
-            why_not = place
+        made = place if isinstance(place, str) else _algorithms_fix(ctx, program, st, place)
+        if isinstance(made, str):
+            why_not = made
         else:
-            fix = _algorithms_fix(ctx, program, st, place)
+            fix = made
     why, related = _without_effect(st, ALGORITHMS, "deterministic algorithms are turned on")
     consequence = (
         "the cuDNN flags cover convolutions only, other CUDA operations (scatter/index accumulation, pooling "
@@ -558,12 +559,32 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     yield ctx.finding("RPL403", info, at, message, related, fix=fix, help=help)
 
 
-def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.Place) -> Fix:
+def _algorithms_missing(ctx: Context, program: Program, warn: bool) -> str:
+    """Why the torch the project targets cannot run the inserted call (it is older than the
+    call, or than its `warn_only=` when the fix needs that), or ""."""
+    target = _target(ctx, program)
+    if target.lower is None:
+        return ""
+    spec = flags()["switches"][USE_DETERMINISTIC]
+    shown = ".".join(map(str, target.lower)).removesuffix(".0")
+    for key, what in (("since", f"`{USE_DETERMINISTIC}`"), ("warn-only-since", "its `warn_only=` keyword")):
+        if key == "since" or warn:
+            first = release(spec[key])
+            if first is not None and target.lower < first:
+                return f"the project targets torch {shown} ({target.where}), which has no {what} (added in {spec[key]})"
+    return ""
+
+
+def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.Place) -> "Fix | str":
     """`torch.use_deterministic_algorithms(<switch>)` after the cuDNN flags: the user's switch
     when the cuDNN flag is set from one; `warn_only=True` (and a safe fix) when the
-    configuration asks for it or the program reaches operations that would raise."""
+    configuration asks for it or the program reaches operations that would raise. Why there
+    is none when the targeted torch lacks what it would insert."""
     raising = raising_ops(program)
     warn = _warn_only(ctx) or bool(raising)
+    missing = _algorithms_missing(ctx, program, warn)
+    if missing:
+        return missing
     mode = place.switch or "True"
     args = f"{mode}, warn_only=True" if warn else mode
     code = f"{{mod:torch}}.use_deterministic_algorithms({args})\n"

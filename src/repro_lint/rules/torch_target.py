@@ -165,6 +165,8 @@ def requirement_files(root: Path) -> list[Path]:
         *sorted(root.glob("requirements*.txt")), *sorted(root.glob("requirements/*.txt")),
         *sorted(root.glob("environment*.yml")), *sorted(root.glob("environment*.yaml")),
     ]
+    # conda environments under other names (`env.yml`), told by their content
+    found += [p for p in sorted([*root.glob("*.yml"), *root.glob("*.yaml")]) if p not in found and _is_conda_environment(p)]
     if (root / "setup.cfg").is_file():
         found.append(root / "setup.cfg")
     return [p for p in found if p.is_file()]
@@ -274,6 +276,11 @@ def _requirements_txt(req: Path, root: Path, package: str, seen: set, depth: int
         spec = parse_requirement(line, package)
         if spec is not None:
             out.append((f"{line} in {where}", lower_bound(spec) if spec else None))
+            continue
+        # a conda package list (`conda list --export`): `pytorch=1.4.0=py3.7_cuda10.1_0`
+        m = _CONDA_EXPORT.match(line)
+        if m is not None and _normalise(m.group(1)) in (package, "py" + package):
+            out.append((f"{line} in {where}", _conda_lower(m.group(2))))
     for include in re.findall(r"^\s*(?:-r|--requirement|-c|--constraint)[\s=]+(\S+)", text, re.MULTILINE):
         path = (req.parent / include).resolve()
         if path.is_file() and path.is_relative_to(root.resolve()):
@@ -293,21 +300,43 @@ def _conda_environment(path: Path, root: Path, package: str) -> list[tuple[str, 
     except OSError:
         return out
     names = {package, "py" + package}
+    section = ""
     for raw in text.splitlines():
+        if raw[:1].isalpha():  # a top-level key: only the `dependencies:` list names packages
+            section = raw.split(":", 1)[0].strip()  # (`channels:` lists `- pytorch` too)
+            continue
+        if section != "dependencies":
+            continue
         m = _CONDA_ITEM.match(raw)
         if m is None or _normalise(m.group(1)) not in names:
             continue
-        spec = m.group(2).split("=", 2)[:2] if m.group(2).startswith("=") and not m.group(2).startswith("==") else None
-        if spec is not None:
-            version = spec[1]  # `=1.13.1` or `=1.13.1=build`: the release is the second part
-            lower = release(version.replace("*", ""))
-        else:
-            constraint = m.group(2).replace(" ", "")
-            if constraint and constraint[0].isdigit():
-                constraint = "==" + constraint  # `pytorch 1.13.*`
-            lower = lower_bound(constraint) if constraint else None
-        out.append((f"{m.group(0).strip().lstrip('- ').split('#', 1)[0].strip()} in {path.name}", lower))
+        out.append((f"{m.group(0).strip().lstrip('- ').split('#', 1)[0].strip()} in {path.name}", _conda_lower(m.group(2))))
     return out
+
+
+_CONDA_EXPORT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(=\d[^=\s]*(?:=\S+)?)$")
+
+
+def _conda_lower(spec: str) -> Optional[tuple[int, ...]]:
+    """The lowest release a conda match spec admits: `=1.13.1` or `=1.13.1=build` (the release
+    is the second part), `>=1.12`, `1.13.*`."""
+    if spec.startswith("=") and not spec.startswith("=="):
+        return release(spec.split("=", 2)[1].replace("*", ""))
+    constraint = spec.replace(" ", "")
+    if constraint and constraint[0].isdigit():
+        constraint = "==" + constraint  # `pytorch 1.13.*`
+    return lower_bound(constraint) if constraint else None
+
+
+_CONDA_DEPENDENCIES = re.compile(r"^dependencies\s*:", re.MULTILINE)
+
+
+def _is_conda_environment(path: Path) -> bool:
+    """A YAML file with a top-level `dependencies:` list (`env.yml`, `conda.yaml`)."""
+    try:
+        return _CONDA_DEPENDENCIES.search(read_text(path)) is not None
+    except OSError:
+        return False
 
 
 def torch_target(setting: Optional[str], root: Optional[Path], start: Optional[Path] = None) -> Target:

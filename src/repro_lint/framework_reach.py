@@ -20,6 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
 # ModuleInfo.extra key: the module calls a config factory (`hydra.utils.instantiate`)
 FACTORY = "config_factory"
 SUMMARIES[FACTORY] = lambda info: bool(info.extra.get(FACTORY))
+# ModuleInfo.extra key: per class, the methods its methods bind under another name
+# (`self.train_dataloader = self._train_dataloader`): the framework calls them by that name
+METHOD_ALIASES = "method_aliases"
+SUMMARIES[METHOD_ALIASES] = lambda info: info.extra.get(METHOD_ALIASES, {})
 
 
 def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -> list["ScopeRef"]:
@@ -44,9 +48,11 @@ def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -
                 hit = index.classes.get(base)
                 if hit is None:
                     continue
-                for name in hit[1].methods:  # type: ignore[attr-defined]
+                info, cls = hit
+                aliases = info.summary(METHOD_ALIASES).get(cls.qual, ())  # type: ignore[attr-defined]
+                for hook, name in [*((m, m) for m in cls.methods), *aliases]:  # type: ignore[attr-defined]
                     key = f"{base}.{name}"
-                    if runner.is_hook(name, called[runner.framework]) and key in index.functions:
+                    if runner.is_hook(hook, called[runner.framework]) and key in index.functions:
                         ref = index.scope_of(key)
                         if ref not in reached:
                             reached.add(ref)

@@ -641,9 +641,12 @@ class ProjectIndex(FunctionEffects):
         return self._loads
 
     def trains(self, refs: Iterable[ScopeRef]) -> bool:
+        """Whether the scopes train: a backward pass or optimizer step, or a framework call that
+        runs the training (`trainer.fit(...)`)."""
+        runner_trains = self.m.runner_trains
         for mod, scope in refs:
             for ev in self.modules[mod].events.get(scope, ()):
-                if ev.kind == "train":
+                if ev.kind == "train" or ev.kind == "runner" and (ev.data["framework"], ev.data["method"]) in runner_trains:
                     return True
         return False
 

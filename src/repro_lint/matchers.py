@@ -117,6 +117,8 @@ class Matchers:
             )
             for r in frameworks["runners"]
         )
+        # (framework, method) of the runner calls that train (`trainer.fit(...)`)
+        self.runner_trains = frozenset((r["framework"], m) for r in frameworks["runners"] for m in r.get("training-methods", ()))
         # keyword that carries the user's seed, per call (`TrainingArguments(seed=...)`)
         self.seed_arguments: dict[str, str] = {
             name: item["keyword"] for item in frameworks["seed-arguments"] for name in item["calls"]

@@ -184,3 +184,14 @@ def test_seed_callers_are_the_scopes_resolution_finds(tmp_path):
         assert seed_callers(ProjectIndex(report.facts.values(), matchers, root)) == expected, root.name
         nonempty += bool(expected)
     assert nonempty >= 5  # (the comparison says something)
+
+
+def test_rpl101_counts_the_draws_behind_an_import_once(cli, project):
+    # the message names the first draw of the imported module; the count is of the others
+    project("lib.py", "import numpy as np\n\n\ndef noise():\n    return np.random.normal()\n")
+    project("train.py", "from lib import noise\n\nprint(noise())\n")
+    one = cli("--no-cache", "--format", "concise", "--select", "RPL101", cwd=project.root)
+    assert "(`numpy.random.normal` in an imported module) but never seeded in this program\n" in one.stdout, one.stdout
+    project("lib.py", "import numpy as np\n\n\ndef noise():\n    return np.random.normal() + np.random.rand()\n")
+    two = cli("--no-cache", "--format", "concise", "--select", "RPL101", cwd=project.root)
+    assert "never seeded in this program; 1 other draw in this program" in two.stdout, two.stdout

@@ -64,7 +64,7 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         related = [
             Related(location(d[0], d[2]), f"also draws from {source}: `{d[2].data['api']}`") for d in others[:MAX_RELATED]
         ]
-        n = len(others)
+        n = len(others) if entry_draws else len(all_draws) - 1  # (the message names the first)
         more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
         via = "" if entry_draws else f" (`{first_api}` in an imported module)"
         message = f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"

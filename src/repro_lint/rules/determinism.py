@@ -405,11 +405,13 @@ def _keyword_fix(program: Program, st: State, setting: str) -> Optional[Fix]:
 
 
 def _raising_words(raising: list) -> str:
-    if not raising:
-        return ""
+    return f" (warnings only: {_reaches_raising(raising)})" if raising else ""
+
+
+def _reaches_raising(raising: list) -> str:
     names = ", ".join(f"`{api}` (line {ev.line})" for _, ev, api in raising[:4])
     more = f" and {len(raising) - 4} more" if len(raising) > 4 else ""
-    return f" (warnings only: the program reaches {names}{more}, which raise under deterministic algorithms on CUDA)"
+    return f"the program reaches {names}{more}, which raise under deterministic algorithms on CUDA"
 
 
 @rule("RPL401", per="program")
@@ -559,19 +561,23 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     yield ctx.finding("RPL403", info, at, message, related, fix=fix, help=help)
 
 
-def _algorithms_missing(ctx: Context, program: Program, warn: bool) -> str:
+def _algorithms_missing(ctx: Context, program: Program, warn: bool, raising: list) -> str:
     """Why the torch the project targets cannot run the inserted call (it is older than the
-    call, or than its `warn_only=` when the fix needs that), or ""."""
+    call, or than its `warn_only=` when the fix needs that: `raising` operations, or the
+    configuration asks for warnings), or ""."""
     target = _target(ctx, program)
     if target.lower is None:
         return ""
     spec = flags()["switches"][USE_DETERMINISTIC]
     shown = ".".join(map(str, target.lower)).removesuffix(".0")
-    for key, what in (("since", f"`{USE_DETERMINISTIC}`"), ("warn-only-since", "its `warn_only=` keyword")):
+    for key, what in (("since", f"`{USE_DETERMINISTIC}`"), ("warn-only-since", f"`{USE_DETERMINISTIC}(..., warn_only=True)`")):
         if key == "since" or warn:
             first = release(spec[key])
             if first is not None and target.lower < first:
-                return f"the project targets torch {shown} ({target.where}), which has no {what} (added in {spec[key]})"
+                why = f"the project targets torch {shown} ({target.where}), which has no {what} (added in {spec[key]})"
+                if key != "since":
+                    why += f", needed since {_reaches_raising(raising)}" if raising else ", which the `warn-only` setting asks for"
+                return why
     return ""
 
 
@@ -582,7 +588,7 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     is none when the targeted torch lacks what it would insert."""
     raising = raising_ops(program)
     warn = _warn_only(ctx) or bool(raising)
-    missing = _algorithms_missing(ctx, program, warn)
+    missing = _algorithms_missing(ctx, program, warn, raising)
     if missing:
         return missing
     mode = place.switch or "True"

@@ -74,10 +74,15 @@ class CallFacts:
         elif tf is _Attribute:
             last = func.attr  # type: ignore[attr-defined]
             base = func.value  # type: ignore[attr-defined]
-            if type(base) is _Name:
-                qual = self.r.scope.lookup(base.id)
-                if qual is not None:
-                    qual = qual + "." + last  # type: ignore[operator]
+            if type(base) is _Name:  # `obj.method(...)`, the commonest call
+                name = base.id  # type: ignore[attr-defined]
+                scope = self.r.scope
+                while scope is not None:  # Scope.lookup, written out
+                    qual = scope.bindings.get(name)
+                    if qual is not None:
+                        qual = qual + "." + last if qual else None  # type: ignore[operator]
+                        break
+                    scope = scope.parent
             elif type(base) is _Attribute:
                 qual = self.r.qualify(func)
         else:

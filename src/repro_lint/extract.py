@@ -257,14 +257,16 @@ class Extractor(CallFacts):
 
     # -- statements --------------------------------------------------------------
     def _visit_body(self, body: list[ast.stmt]) -> None:
+        visit = self._visit_stmt
         for stmt in body:
             self.stmt_node = stmt
-            self._visit_stmt(stmt)
+            visit(stmt)
 
     def _visit_stmts(self, body: list[ast.stmt]) -> None:
         """Nested statements: they stay attributed to the enclosing direct statement."""
+        visit = self._visit_stmt
         for stmt in body:
-            self._visit_stmt(stmt)
+            visit(stmt)
 
     def _visit_stmt(self, stmt: ast.stmt) -> None:
         t = type(stmt)
@@ -275,7 +277,17 @@ class Extractor(CallFacts):
             for sub in calls:
                 self._visit_call(sub)
             return
-        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+        # the commonest statements after the simple ones first: assignments, then `if`
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            self._visit_assign(stmt)
+        elif t is ast.If:
+            self._visit_header(stmt.test)  # type: ignore[attr-defined]
+            self.guards.append(stmt.test)  # type: ignore[attr-defined]
+            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.guards[-1] = None
+            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
+            self.guards.pop()
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             if self.func is not None:
                 # nested function: callable by name from the enclosing body
                 self.r.bind(stmt.name, ".".join(filter(None, [self.info.module, *self.prefix, stmt.name])))  # type: ignore[attr-defined]
@@ -290,15 +302,6 @@ class Extractor(CallFacts):
             line, col, end_line, end_col = self.span(stmt)
             for qual in imported:
                 self.info.imports.append((qual, line, col, end_line, end_col, self.scope))
-        elif t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
-            self._visit_assign(stmt)
-        elif t is ast.If:
-            self._visit_header(stmt.test)  # type: ignore[attr-defined]
-            self.guards.append(stmt.test)  # type: ignore[attr-defined]
-            self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
-            self.guards[-1] = None
-            self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
-            self.guards.pop()
         elif t is ast.While:
             self._loop(stmt)
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
@@ -415,7 +418,9 @@ class Extractor(CallFacts):
             elif self.call_results:
                 self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
             if value is not None and tv is not _Name and tv is not _Constant:
-                self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                events = self.info.events.get(self.scope)
+                if events and events[-1].line >= value.lineno:  # (most values record no event)
+                    self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
                 if tv is ast.Dict:  # `postprocessors = {"bbox": PostProcess()}`
                     for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
                         if type(v) is ast.Call and k is not None:

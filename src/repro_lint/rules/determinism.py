@@ -73,6 +73,11 @@ def _event_at(ex: extract.Extractor, kind: str, node: ast.AST) -> Optional[Event
 
 def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
     """Where the value of a flag assignment is, for fixes that replace it."""
+    # the walk records a flag as an event of this statement: without an event in it (most
+    # assignments) there is nothing to do, whatever the statement assigns
+    events = ex.info.events.get(ex.scope)
+    if not events or events[-1].line < stmt.lineno:  # type: ignore[attr-defined]
+        return
     value = getattr(stmt, "value", None)
     if value is None or isinstance(stmt, ast.AugAssign):
         return
@@ -82,9 +87,6 @@ def _flag_value(ex: extract.Extractor, stmt: ast.AST) -> None:
             break
     else:
         return
-    events = ex.info.events.get(ex.scope)
-    if not events or events[-1].line < stmt.lineno:  # type: ignore[attr-defined]
-        return  # no event in this statement (most assignments to attributes: `self.x = ...`)
     span = ex.span(stmt)
     for ev in reversed(events):
         if ev.kind == "flag" and ev.data.get("assign") == span:
@@ -329,10 +331,23 @@ def _target(ctx: Context, program: Optional[Program] = None) -> Target:
     """The torch releases a program targets (read once per folder and project index: it
     reads files): the requirement nearest its entry module."""
     per_folder = _TARGETS.setdefault(ctx.index, {})
-    start = Path(program.entry.path).resolve().parent if program is not None and ctx.index.root is not None else None
+    start = _entry_folder(ctx, program.entry.path) if program is not None and ctx.index.root is not None else None
     hit = per_folder.get(start)
     if hit is None:
         hit = per_folder[start] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root, start)
+    return hit
+
+
+_FOLDERS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _entry_folder(ctx: Context, path: str) -> Path:
+    """The resolved folder of an entry module (resolved once per path and project index:
+    several rules ask for every program, and programs share entry modules)."""
+    per_path = _FOLDERS.setdefault(ctx.index, {})
+    hit = per_path.get(path)
+    if hit is None:
+        hit = per_path[path] = Path(path).resolve().parent
     return hit
 
 

@@ -15,7 +15,7 @@ from repro_lint.config import Config
 from repro_lint.engine import run_check
 from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_WORKER
 from repro_lint.seed_reach import seed_callers
 
 from conftest import run_cli
@@ -160,7 +160,8 @@ def _brute_force(index: ProjectIndex) -> set[tuple[str, str]]:
     out = set()
     for mod, info in index.modules.items():
         for scope in (MODULE_SCOPE, MAIN_SCOPE, *info.functions):
-            if any(index.effects(k).seeds for _, keys in index.callees(info, scope) for k in keys):
+            # (a loader's worker_init_fn runs in its workers: not a seeding call here)
+            if any(index.effects(k).seeds for call, keys in index.callees(info, scope) if call[1] != REF_WORKER for k in keys):
                 out.add((mod, scope))
     return out
 

@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.extract_hooks import LITERAL_TYPES
-from repro_lint.model import NAME_REF, REF_CALL, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.model import NAME_REF, REF_CALL, REF_WORKER, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -151,11 +151,11 @@ class CallFacts:
             if ta is _Name:
                 ref = self.r.scope.lookup(v.id)
                 if ref is not None and ref.split(".", 1)[0] not in roots:
-                    self.add_call(ref, REF_CALL, v)
+                    self.add_call(ref, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL, v)
                 elif stars and ref is None:
                     self._star_ref(v)
             elif ta is _Attribute:
-                if not self._maybe_ref(v) and kw.arg in m.callback_keywords:
+                if not self._maybe_ref(v, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL) and kw.arg in m.callback_keywords:
                     self._method_ref(v)
             elif ta is _Constant and not passes:
                 c = v.value  # type: ignore[attr-defined]
@@ -184,12 +184,12 @@ class CallFacts:
             return None
         return kind + self.scope.rpartition(".")[0]
 
-    def _maybe_ref(self, arg: ast.AST) -> bool:
+    def _maybe_ref(self, arg: ast.AST, how: str = REF_CALL) -> bool:
         """A name or attribute passed as an argument (the caller checked the type); False
         when it does not resolve."""
         qual = self.r.qualify(arg)
         if qual and qual.split(".", 1)[0] not in self.m.external_roots:
-            self.add_call(qual, REF_CALL, arg)
+            self.add_call(qual, how, arg)
         return qual is not None
 
     def _star_ref(self, arg: ast.Name) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from repro_lint.model import Event, ModuleInfo
+from repro_lint.model import REF_WORKER, Event, ModuleInfo
 
 
 class Effects:
@@ -125,7 +125,8 @@ class FunctionEffects:
         return self._seeding_names
 
     def _callee_keys(self, info: ModuleInfo, scope: str) -> Iterator[str]:
-        return (k for _, keys in self.callees(info, scope) for k in keys)
+        # (a loader's worker_init_fn runs in its workers: not the caller's effects)
+        return (k for call, keys in self.callees(info, scope) if call[1] != REF_WORKER for k in keys)
 
     def _own_effects(self, info: ModuleInfo, scope: str, eff: Effects) -> None:
         for ev in info.events.get(scope, ()):

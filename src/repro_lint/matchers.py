@@ -104,6 +104,7 @@ class Matchers:
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])
         self.callback_keywords = frozenset(prog["callback-keywords"])
+        self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}
         self.trainer_flag = frameworks["trainer"]

@@ -23,11 +23,15 @@ REF_CALL = "@ref"
 # marker (followed by the class, for `self`). It is reached, but not run there either.
 SELF_REF = "@selfref:"
 NAME_REF = "@ref"
+# The method field of a function handed to a DataLoader as its `worker_init_fn` (by name or
+# attribute): reached too, but it runs in the loader's worker processes, so what it seeds or
+# draws is not the caller's (`FunctionEffects` leaves it out).
+REF_WORKER = "@ref:worker"
 
 
 def is_reference(call: tuple) -> bool:
     """Whether a recorded call hands a function over instead of calling it."""
-    return call[1] == REF_CALL or call[0] is not None and call[0].startswith(NAME_REF)
+    return call[1] == REF_CALL or call[1] == REF_WORKER or call[0] is not None and call[0].startswith(NAME_REF)
 
 
 class Event:

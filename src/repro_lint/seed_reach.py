@@ -34,6 +34,8 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Optional
 
+from repro_lint.model import REF_WORKER
+
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index import ProjectIndex, ScopeRef
     from repro_lint.model import ModuleInfo
@@ -85,7 +87,8 @@ def _calls_by_name(info: ModuleInfo) -> dict[str, list]:
     out: dict[str, list] = {}
     for scope, calls in info.calls.items():
         for call in calls:
-            out.setdefault(call_name(call), []).append((scope, call))
+            if call[1] != REF_WORKER:  # (not the caller's effects: `FunctionEffects._callee_keys`)
+                out.setdefault(call_name(call), []).append((scope, call))
     return out
 
 

@@ -90,8 +90,9 @@ def _resolve_name(ex: extract.Extractor, node: ast.AST) -> tuple[str, Any]:
 
 def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: str) -> Any:
     """True, False, or ("pass", parameter) when a wrapper parameter decides."""
-    if has_kwargs(node):
-        return False  # what `**kwargs` holds is unknown: the user's choice
+    # an argument given by name is what the call passes (`**kwargs` cannot hold it too); one
+    # left out may be in `**kwargs`: unknown, the user's choice
+    kwargs = has_kwargs(node)
 
     def get(kind: str, spec: dict) -> Any:
         if kind == op_conditions.LAYOUT or kind == op_conditions.ATEN_ARGUMENT:
@@ -99,7 +100,7 @@ def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: s
             return op_conditions.ABSENT if kind == op_conditions.ATEN_ARGUMENT else op_conditions.Decided(True)
         arg = _arg(node, form, spec, "module-position" if kind == op_conditions.EXEMPT else "")
         if arg is None:
-            return op_conditions.ABSENT
+            return op_conditions.Decided(False) if kwargs else op_conditions.ABSENT
         if kind == op_conditions.EXEMPT:
             value = _value(arg)
             return op_conditions.ABSENT if value is NOT_LITERAL else value

@@ -352,7 +352,11 @@ def _is_setup_statement(stmt: cst.CSTNode) -> bool:
                 if isinstance(node, cst.Subscript):
                     if dotted(node.value) != "os.environ":
                         return False
-                elif not (isinstance(node, cst.Name) and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))):
+                elif not (
+                    # a constant, or a library setting (`torch.backends.cuda.matmul.allow_tf32 = True`)
+                    isinstance(node, (cst.Name, cst.Attribute))
+                    and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
+                ):
                     return False
         else:
             return False

@@ -239,8 +239,13 @@ def with_keywords(call: cst.Call, keywords: list, indent: str, layout: Optional[
             # a trailing comma: the new argument takes it, on a line of its own like the others
             if not isinstance(between, cst.ParenthesizedWhitespace) and isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
                 between = _plain_whitespace(call.whitespace_before_args)
+            after = last.comma.whitespace_after
+            if isinstance(after, cst.ParenthesizedWhitespace) and isinstance(between, cst.ParenthesizedWhitespace):
+                # a comment at the end of the last argument's line stays on that line
+                between = between.with_changes(first_line=after.first_line)
+                after = after.with_changes(first_line=cst.TrailingWhitespace())
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before, whitespace_after=between))
-            args.append(new.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace(""))))
+            args.append(new.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=after)))
         else:
             # what followed the last argument (a comment, the line break before `)`) follows the new one
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=between), whitespace_after_arg=cst.SimpleWhitespace(""))

@@ -128,6 +128,10 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     place = _FLAGS_PLACES.get(program)
     if place is None:  # RPL401 and RPL403 both ask
         place = _FLAGS_PLACES[program] = in_entry(program, _flags_place(ctx, program))
+    if after_flags:
+        user = _user_cudnn_flag(ctx, program)
+        if user is not None:
+            return user
     if after_flags and isinstance(place, Place) and place.where in ("body-start", "main-start"):
         return _after_start_flags(ctx, program, place)
     if not after_flags or isinstance(place, str) or place.where != "after" or place.anchor is None:
@@ -152,6 +156,31 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
                     place = replace(place, switch=ev.data["value_text"])
         break
     return place
+
+
+def _user_cudnn_flag(ctx: Context, program: Program) -> Optional[Place]:
+    """Right after the program's own `cudnn.deterministic = ...` in the entry module, where it
+    takes effect: deterministic algorithms go with the cuDNN flags, wherever the torch seed is
+    (a module-level flag, with the seed in a helper that runs several times)."""
+    entry = program.entry
+    training = training_of(ctx, program)
+    for info, scope, ev in program.events("flag"):
+        if info is not entry or ev.data["name"] != _CUDNN_FLAGS[0] or ev.data["value"] is False:
+            continue
+        if training.no_effect(info, scope, ev) is not None:
+            continue
+        place = Place("after", anchor=(ev.line, ev.col, ev.end_line, ev.end_col), module=entry.module, path=entry.path)
+        # after `benchmark = False` too when it follows in the same block
+        for other in info.events.get(scope, ()):
+            if (
+                other.kind == "flag" and other.data["name"] == _CUDNN_FLAGS[1] and other.pos > ev.pos
+                and other.data.get("guard") == ev.data.get("guard") and training.no_effect(info, scope, other) is None
+            ):
+                place = replace(place, anchor=(other.line, other.col, other.end_line, other.end_col))
+        if ev.data.get("value_text"):
+            place = replace(place, switch=ev.data["value_text"])
+        return place
+    return None
 
 
 def _after_start_flags(ctx: Context, program: Program, place: Place) -> Place:

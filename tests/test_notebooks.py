@@ -163,3 +163,19 @@ def test_sarif_and_github_point_at_the_line_of_the_notebook_file(cli, nb_project
     assert res["message"]["text"].startswith("cell 3:3:5: ") and res["properties"]["notebookCell"] == {"cell": 3, "line": 3, "column": 5}
     r = cli("check", "--no-cache", "--output-format", "github", cwd=nb_project.root)
     assert r.stdout.startswith(f"::warning file=train.ipynb,line={region['startLine']},endLine={region['startLine']},title=RPL101")
+
+
+def test_a_sampler_built_before_the_seed_cell_gets_no_fix_that_cannot_hold(cli, project):
+    # the seed is bound in a later cell: neither it nor `torch.initial_seed()` follows the
+    # program's seed where the sampler is built, so no fix is offered and the finding says why
+    text = nb_json(
+        "import torch\nfrom torch.utils.data import DataLoader, RandomSampler, TensorDataset\n"
+        "data = TensorDataset(torch.arange(64.0))\nloader = DataLoader(data, sampler=RandomSampler(data), batch_size=8)",
+        "seed = 7\ntorch.manual_seed(seed)\nmodel = torch.nn.Linear(1, 1)",
+        "for (x,) in loader:\n    model(x.unsqueeze(1)).sum().backward()",
+    )
+    path = project("train.ipynb", text)
+    r = cli("--no-cache", "--select", "RPL301", "--fix", cwd=project.root)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "error" not in r.stderr and "seeds torch only further down" in r.stdout, r.stdout + r.stderr
+    assert path.read_text() == text

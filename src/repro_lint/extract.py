@@ -64,6 +64,8 @@ _NO_NAMES: frozenset = frozenset()
 # (container name, key) (calls of such items: `call_facts.ITEM_CALLS`)
 NO_GRAD_SPANS = "no_grad_spans"
 STORES = "stored_objects"
+# ModuleInfo.extra key: the line where each module constant (`info.constants`) is first bound
+CONSTANT_LINES = "constant_lines"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
 _SOURCE_ORDER = operator.attrgetter("line", "col")
@@ -204,7 +206,10 @@ class Extractor(CallFacts):
                     self.r.bind(stmt.targets[0].id, qual)
                 value = literal(stmt.value)
                 if value is not NOT_LITERAL:
-                    self.info.constants[stmt.targets[0].id] = value
+                    name = stmt.targets[0].id
+                    self.info.constants[name] = value
+                    # where it is first bound: module-level code above that line cannot use it
+                    self.info.extra.setdefault(CONSTANT_LINES, {}).setdefault(name, stmt.lineno)
             elif isinstance(stmt, (ast.If, ast.Try)) and not self._is_main_guard(stmt):
                 self._prebind(stmt.body)
                 for handler in getattr(stmt, "handlers", ()):

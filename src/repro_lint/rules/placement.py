@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from repro_lint import catalog
+from repro_lint.extract import CONSTANT_LINES
 from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
@@ -226,8 +227,11 @@ def _available(ctx: Context, program: Program, info: ModuleInfo, scope: str, pos
     after which it is bound (None: bound before the body starts)."""
     settings = _settings(ctx, program)
     out: dict = {}
+    # in the module body, a constant bound further down is not bound yet (a notebook's later cell)
+    later = info.extra.get(CONSTANT_LINES, {}) if scope in (MODULE_SCOPE, MAIN_SCOPE) else {}
     for name in (*info.constants, *info.exports):
-        out[name] = None
+        if later.get(name, 0) < pos[0]:
+            out[name] = None
     facts_parsers = settings.parser_functions
     if scope != MODULE_SCOPE:
         for name, span in seed_settings.parsed_names(info, MODULE_SCOPE, facts_parsers):
@@ -299,7 +303,7 @@ def user_seed(
     With `local_first` (a generator or loader inside a function, not the program's start) a
     `seed` parameter comes first: the function was handed the seed it should use."""
     progs = [p for p in (programs or [program]) if p is not None]
-    local = _local_seed(info, scope)
+    local = _local_seed(info, scope, pos)
     if local_first and local is not None and local.expr in (getattr(info.functions.get(scope), "params", None) or ()):
         return local, None
     for prog in progs:
@@ -325,18 +329,23 @@ def user_seed(
     return (local, None) if local is not None else None
 
 
-def _local_seed(info: ModuleInfo, scope: str) -> Optional[SeedSpec]:
-    """A `seed` parameter of the function, else a module constant named like a seed."""
+def _local_seed(info: ModuleInfo, scope: str, pos: Optional[tuple] = None) -> Optional[SeedSpec]:
+    """A `seed` parameter of the function, else a module constant named like a seed (in the
+    module body, one bound before `pos`: a notebook's `seed = 100` in a later cell is not)."""
     names = catalog.load("rng")["seed-names"]
     fn = info.functions.get(scope)
     if fn is not None:
         for name in names:
             if name in (fn.params or ()):
                 return SeedSpec(name)
+    lines = info.extra.get(CONSTANT_LINES, {}) if fn is None and pos is not None else {}
     for name in names:
         value = info.constants.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return SeedSpec(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if name in lines and lines[name] >= pos[0]:  # type: ignore[index]
+            continue  # bound further down the module body
+        return SeedSpec(name)
     return None
 
 
@@ -366,12 +375,34 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
     if found is not None:
         return found[0]
     if programs and generator and all(_settings(ctx, p).seeds_torch for p in programs):
+        late = _torch_seeded_later(ctx, programs, info, scope, pos)
+        if late:
+            return (
+                f"the program seeds torch only further down (`{late}`), so `torch.initial_seed()` here would not "
+                "follow its seed; build this after the seeding call, or pass the seed in"
+            )
         return INITIAL_SEED
     if ctx.program_of(info) is not None and not is_library(ctx, info):
         return SeedSpec(None, str(ctx.settings.get("seed", 0)))
     if generator:
         return "no seed is in scope here and no program that reaches it seeds torch; pass the seed in (e.g. a `seed` parameter)"
     return "no seed is in scope here; pass the seed in (e.g. a `seed` parameter) rather than adding a constant to a library module"
+
+
+def _torch_seeded_later(ctx: Context, programs: Sequence[Program], info: ModuleInfo, scope: str, pos: tuple) -> str:
+    """In a module body: the call that seeds torch when every such call of the programs is
+    further down that same body (a notebook seeding in a later cell than its loader), else ""."""
+    if scope not in (MODULE_SCOPE, MAIN_SCOPE):
+        return ""
+    later = ""
+    for program in programs:
+        for sinfo, sscope, ev in program.events("seed", "seedcand"):
+            if "torch" not in ctx.index.seed_sources(sinfo, ev):
+                continue
+            if sinfo is not info or sscope != scope or ev.pos < pos:
+                return ""  # seeded elsewhere, or before: `initial_seed()` follows it
+            later = later or ev.data.get("api") or ev.data.get("target") or "its seeding call"
+    return later
 
 
 def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> Sequence[Program]:

@@ -179,3 +179,20 @@ def test_a_sampler_built_before_the_seed_cell_gets_no_fix_that_cannot_hold(cli, 
     assert r.returncode == 1, r.stdout + r.stderr
     assert "error" not in r.stderr and "seeds torch only further down" in r.stdout, r.stdout + r.stderr
     assert path.read_text() == text
+
+
+def test_fixes_of_later_rounds_find_their_place_after_blank_lines_a_cell_drops(cli, project):
+    # the first round adds a seed (and blank lines) at the end of the imports' cell; a cell
+    # does not keep trailing blank lines, so the next round's Trainer keyword must be placed
+    # by the text the notebook holds, not the text before it was written
+    text = nb_json(
+        "import torch\nfrom lightning.pytorch import LightningModule, Trainer\n",
+        "class Boring(LightningModule):\n    def __init__(self):\n        super().__init__()\n        self.layer = torch.nn.Linear(4, 1)\n",
+        "def run():\n    trainer = Trainer(\n        max_epochs=1,\n    )\n    trainer.fit(Boring())\n",
+        "run()\n",
+    )
+    path = project("train.ipynb", text)
+    r = cli("--no-cache", "--fix", "--unsafe-fixes", cwd=project.root)
+    assert r.returncode == 0 and "error" not in r.stderr, r.stdout + r.stderr
+    fixed = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
+    assert "torch.manual_seed(SEED)" in fixed and "deterministic=" in fixed, fixed

@@ -238,6 +238,7 @@ class _Engine:
                 try:
                     new = self.apply(f, f.text, todo)
                     if new != f.text:
+                        new = f.src.as_written(new)
                         self._compiles(f, new, todo)
                         changed[f.display] = (new, todo)
                 except (_Failed, SourceError) as exc:
@@ -280,7 +281,7 @@ class _Engine:
             todo = [x for x in f.todo if self.allowed(x, only)]
             if f.failure is None and todo:
                 try:
-                    settled = self.apply(f, f.text, todo) == f.text
+                    settled = f.src.as_written(self.apply(f, f.text, todo)) == f.text
                 except _Failed as exc:
                     self._fail(f, exc, todo)
                     continue

@@ -61,6 +61,10 @@ class SourceFile:
             raise SourceError(f"fixed text cannot be written as {self.encoding}: {exc}") from exc
         return BOM + data if self.bom else data
 
+    def as_written(self, text: str) -> str:
+        """`text` as it reads back once written (the same text, for a file of text)."""
+        return text
+
     def diff(self, display: str, new_text: str) -> str:
         """What writing `new_text` changes, as a unified diff."""
         from repro_lint.fix.engine import unified_diff
@@ -90,6 +94,16 @@ class NotebookSource(SourceFile):
 
         try:
             return self.notebook.render(text)  # type: ignore[attr-defined]
+        except notebook.NotebookError as exc:
+            raise SourceError(str(exc)) from exc
+
+    def as_written(self, text: str) -> str:
+        """The module text of the cells `text` is written into: blank lines at a cell's end do
+        not stay, so the next round's positions must be those of this text."""
+        from repro_lint import notebook
+
+        try:
+            return notebook.read(self.encode(text)).text
         except notebook.NotebookError as exc:
             raise SourceError(str(exc)) from exc
 

@@ -196,3 +196,16 @@ def test_fixes_of_later_rounds_find_their_place_after_blank_lines_a_cell_drops(c
     assert r.returncode == 0 and "error" not in r.stderr, r.stdout + r.stderr
     fixed = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
     assert "torch.manual_seed(SEED)" in fixed and "deterministic=" in fixed, fixed
+
+
+def test_seeding_goes_after_the_imports_that_follow_a_guarded_install_cell(cli, project):
+    text = nb_json(
+        "import sys\n\nINSTALL = False\nif INSTALL:\n    %pip install torch\n",
+        "import torch\n\nmodel = torch.nn.Linear(8, 2)\nprint(model(torch.randn(4, 8)))\n",
+    )
+    path = project("demo.ipynb", text)
+    r = cli("--no-cache", "--fix", cwd=project.root)
+    assert r.returncode in (0, 1) and "error" not in r.stderr, r.stdout + r.stderr
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert cells[0] == "import sys\n\nINSTALL = False\nif INSTALL:\n    %pip install torch\n", cells[0]
+    assert cells[1].startswith("import torch\n") and "torch.manual_seed(SEED)" in cells[1], cells[1]

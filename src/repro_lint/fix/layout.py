@@ -312,7 +312,7 @@ class Layout(cst.CSTVisitor):
             if is_import_line(stmt) or _is_import_block(stmt):
                 i += 1
                 end = i
-            elif _is_dunder_assignment(stmt) or _is_setup_statement(stmt):
+            elif _is_dunder_assignment(stmt) or _is_setup_statement(stmt) or _is_pass_block(stmt):
                 i += 1
             else:
                 break
@@ -322,6 +322,17 @@ class Layout(cst.CSTVisitor):
         while first < end and _is_dunder_assignment(body[first]):
             first += 1
         return first, end
+
+
+def _is_pass_block(stmt: cst.CSTNode) -> bool:
+    """An `if` whose body does nothing Python sees: in a notebook, an install step guarded by a
+    switch (`if INSTALL:` then `%pip install ...`, whose magic line reads as `pass`)."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
+        return False
+    return all(
+        isinstance(line, cst.SimpleStatementLine) and all(isinstance(small, cst.Pass) for small in line.body)
+        for line in stmt.body.body
+    )
 
 
 def _is_import_block(stmt: cst.CSTNode) -> bool:

@@ -61,6 +61,7 @@ class Matchers:
         self.draw_methods: dict[str, str] = {}
         self.draw_classes: dict[str, str] = {}
         self.shuffling_loaders: dict[str, str] = {}
+        self.iterated_draws: set[str] = set()  # draws made when iterated, not when built
         for source, spec in rng["consumers"].items():
             for name in spec.get("functions", ()):
                 self.draw_functions[name] = source
@@ -72,6 +73,7 @@ class Matchers:
                 self.draw_classes[name] = source
             for name in spec.get("shuffling-loaders", ()):
                 self.shuffling_loaders[name] = source
+            self.iterated_draws.update(spec.get("drawn-when-iterated", ()))
         for name, source in (extra_consumers or {}).items():
             self.draw_functions[name] = source
         self.seeders: dict[str, SeederSpec] = {}

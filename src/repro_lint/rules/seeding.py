@@ -190,9 +190,10 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         reported: set[str] = set()
         # one finding per line: the first draw on it, with every source first drawn there
         per_line: dict[int, tuple] = {}
+        iterated = index.m.iterated_draws
         for pos, kind, srcs, at, name in items:
-            if kind != "draw":
-                continue
+            if kind != "draw" or isinstance(at, Event) and at.data.get("api") in iterated:
+                continue  # (a loader or sampler draws its order when iterated, not when built)
             for src in sorted(srcs, key=lambda s: order.get(s, 99)):
                 seed = first_seed.get(src)
                 if seed is None or seed[0] <= pos or src in reported:

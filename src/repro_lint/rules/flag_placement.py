@@ -235,6 +235,13 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
     index = ctx.index
     entry = program.entry
     training = training_of(ctx, program)
+    if not training.launches and training.unknown_launches and training.start_step is None:
+        # nothing trains on the launcher's own path: the job it submits does, elsewhere
+        info, ev = training.unknown_launches[0]
+        return (
+            f"the program hands a job to `{ev.data['api']}` ({info.path}:{ev.line}) whose callable is not known here, "
+            "and trains nowhere else: set the flags at the start of the function the job runs"
+        )
     hydra = entry.hydra_mains[0] if entry.hydra_mains else None
     if training.launches:
         launch = training.launches[0]

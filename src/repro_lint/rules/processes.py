@@ -347,6 +347,8 @@ def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     cat = process_catalog()
     order = {s: i for i, s in enumerate(index.m.sources)}
     for _, ev in info.all_events("handoff"):
+        if ev.data["target"] is None:
+            continue  # a callable not known here
         if ev.data.get("instance"):
             keys = _instance_call(index, ev.data["target"], info)
         else:

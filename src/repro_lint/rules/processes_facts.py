@@ -59,6 +59,7 @@ class _Catalog:
         self.fork_reseeded = frozenset(data["fork"]["reseeded-in-child"])
         # hand-offs whose callable runs in a new job that imports nothing of the parent's state
         self.jobs = frozenset(k for k, v in data.get("training-launchers", {}).items() if v == "nothing")
+        self.training_launchers = frozenset(data.get("training-launchers", {}))
         # every method name the hook cares about: other method calls return at once
         self.method_names = frozenset().union(
             *(p.methods for p in self.pools.values()), self.context_pools, self.context_processes, [self.remote_method]
@@ -306,6 +307,10 @@ def _record(ex: extract.Extractor, call: ast.Call, api: str, fn: Optional[ast.AS
             "handoff", call, api=api, target=target or instance, initializer=init, decorated=decorated,
             instance=instance is not None, instances=instances,
         )
+    elif fn is not None and api in process_catalog().training_launchers:
+        # a job whose callable is not known here (`executor.submit(task)`, `task` built from a
+        # class the caller passed in): the program may train there, not in this process
+        ex.add("handoff", call, api=api, target=None, initializer=init, decorated=decorated, instance=False, instances=instances)
 
 
 def _handoff(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:

@@ -81,6 +81,8 @@ class Training:
     chain: tuple = ()
     worker_only: set = field(default_factory=set)  # scopes only DataLoader workers run
     trains_in: set = field(default_factory=set)  # launch target scopes
+    # (module info, event) of the hand-offs to training launchers whose callable is not known
+    unknown_launches: list = field(default_factory=list)
 
     def no_effect(self, info: ModuleInfo, scope: str, ev: Event, inherited: bool = False) -> Optional[str]:
         """Why a flag set by `ev` (an event of the `_ASKED` kinds) has no effect on the
@@ -166,6 +168,9 @@ def _analyse(ctx: Context, program: Program) -> Training:
     for info, _, ev in program.events("handoff"):
         runs = launchers.get(ev.data["api"])
         if runs is None:
+            continue
+        if ev.data["target"] is None:
+            out.unknown_launches.append((info, ev))
             continue
         for key in index.resolve(ev.data["target"], info):
             if trains(ctx, key):

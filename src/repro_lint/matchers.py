@@ -62,6 +62,8 @@ class Matchers:
         self.draw_classes: dict[str, str] = {}
         self.shuffling_loaders: dict[str, str] = {}
         self.iterated_draws: set[str] = set()  # draws made when iterated, not when built
+        self.parameter_inits: set[str] = set()  # draws that only initialise parameters
+        self.parameter_init_prefixes: tuple[str, ...] = ()
         for source, spec in rng["consumers"].items():
             for name in spec.get("functions", ()):
                 self.draw_functions[name] = source
@@ -74,6 +76,8 @@ class Matchers:
             for name in spec.get("shuffling-loaders", ()):
                 self.shuffling_loaders[name] = source
             self.iterated_draws.update(spec.get("drawn-when-iterated", ()))
+            self.parameter_inits.update(spec.get("parameter-initialisers", ()))
+            self.parameter_init_prefixes += tuple(spec.get("parameter-initialiser-prefixes", ()))
         for name, source in (extra_consumers or {}).items():
             self.draw_functions[name] = source
         self.seeders: dict[str, SeederSpec] = {}
@@ -106,6 +110,7 @@ class Matchers:
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])
         self.callback_keywords = frozenset(prog["callback-keywords"])
+        self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}

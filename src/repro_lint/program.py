@@ -125,6 +125,15 @@ class Program:
                     return True
         return False
 
+    def calls_method(self, names: "frozenset[str]") -> bool:
+        """Whether a reached scope calls a method of one of `names` (on any object)."""
+        modules = self.index.modules
+        for mod, scope in self.scopes:
+            for call in modules[mod].calls.get(scope, ()):
+                if call[1] in names:
+                    return True
+        return False
+
     def calls_in_entry(self) -> Iterator[tuple[str, tuple, tuple[str, ...]]]:
         """Calls made by the entry module's reached scopes, with their project callees."""
         for mod, scope in self.scopes:

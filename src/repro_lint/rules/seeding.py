@@ -37,10 +37,31 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
 
 
 # -- RPL101 ---------------------------------------------------------------------------
+def _draws_that_count(ctx: Context, program: Program) -> dict:
+    """The program's draws by source, but for parameter initialisation in a program that
+    trains nothing and loads saved parameters over it (an inference script)."""
+    draws = program.draws()
+    m = ctx.index.m
+    if not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
+        return draws
+    if not program.calls_method(m.checkpoint_methods):
+        return draws
+    out = {}
+    for source, occs in draws.items():
+        kept = [o for o in occs if not _initialises(m, o[2].data.get("api") or "")]
+        if kept:
+            out[source] = kept
+    return out
+
+
+def _initialises(m, api: str) -> bool:
+    return api in m.parameter_inits or api.startswith(m.parameter_init_prefixes)
+
+
 @rule("RPL101", per="program")
 def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
-    draws = program.draws()
+    draws = _draws_that_count(ctx, program)
     seeded = program.seeds()
     missing = sorted((s for s in draws if s not in seeded), key=lambda s: order.get(s, 99))
     if not missing:

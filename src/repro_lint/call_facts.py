@@ -104,6 +104,9 @@ class CallFacts:
             src = m.draw_methods.get(method)
             if src is not None and get_arg(node, -1, "generator") is None:
                 self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+            seeder = m.seeding_methods.get(method)  # (`fabric.seed_everything(seed)`)
+            if seeder is not None:
+                self._seed_event(node, seeder, seeder.name)
             if method in m.train_methods:
                 self.add("train", node, what=method)
                 self._torch_use(node)
@@ -223,17 +226,8 @@ class CallFacts:
         if spec is not None and spec.build:
             self.add("seed", node, **self._build_seed(spec))
         elif spec is not None:
-            if spec.requires_arg and not node.args and not node.keywords:
-                return  # reseeds from entropy
-            first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
-            names, attrs = _names_in(node)
-            kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
-            self.add(
-                "seed", node, sources=spec.sources, api=qual, expr=self.text_of(first) if first is not None else None,
-                names=names, attrs=attrs, framework=spec.framework, heuristic=False,
-                kwargs={k: v for k, v in kws.items() if v is not NOT_LITERAL},
-            )
-            self._switch(node, qual)
+            if self._seed_event(node, spec, qual):
+                self._switch(node, qual)
             return
         src = m.draw_source(qual)
         if src is not None:
@@ -300,6 +294,21 @@ class CallFacts:
         if m.looks_like_seeder(qual):
             self._seed_candidate(node, qual)
         self.add_call(qual, None, node)
+
+    def _seed_event(self, node: ast.Call, spec, api: str) -> bool:
+        """The "seed" event of a call of the seeder `spec`; False for a call that reseeds from
+        entropy (no argument where one is needed)."""
+        if spec.requires_arg and not node.args and not node.keywords:
+            return False
+        first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+        names, attrs = _names_in(node)
+        kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
+        self.add(
+            "seed", node, sources=spec.sources, api=api, expr=self.text_of(first) if first is not None else None,
+            names=names, attrs=attrs, framework=spec.framework, heuristic=False,
+            kwargs={k: v for k, v in kws.items() if v is not NOT_LITERAL},
+        )
+        return True
 
     def _seed_candidate(self, node: ast.Call, target: str) -> None:
         first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)

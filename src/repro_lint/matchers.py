@@ -85,6 +85,10 @@ class Matchers:
             self.seeders[item["name"]] = SeederSpec(
                 item["name"], tuple(item["sources"]), bool(item.get("requires-arg", False)), bool(item.get("framework", False))
             )
+        self.seeding_methods: dict[str, SeederSpec] = {
+            item["method"]: SeederSpec(item["name"], tuple(item["sources"]), False, bool(item.get("framework", False)))
+            for item in rng.get("seeding-methods", ())
+        }
         for item in frameworks["seeding-builds"]:
             for name in item["calls"]:
                 self.seeders[name] = SeederSpec(name, tuple(item["sources"]), False, True, build=True)

@@ -209,3 +209,13 @@ def test_seeding_goes_after_the_imports_that_follow_a_guarded_install_cell(cli, 
     cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
     assert cells[0] == "import sys\n\nINSTALL = False\nif INSTALL:\n    %pip install torch\n", cells[0]
     assert cells[1].startswith("import torch\n") and "torch.manual_seed(SEED)" in cells[1], cells[1]
+
+
+def test_messages_name_notebook_lines_by_cell(cli, project):
+    # a message that points at another line says which cell, as the locations do
+    project("train.ipynb", nb_json(
+        "import torch\nnoise = torch.randn(3)",
+        "torch.manual_seed(0)\nprint(noise)",
+    ))
+    r = cli("--no-cache", "--format", "concise", "--select", "RPL103", cwd=project.root)
+    assert "before it is seeded on line 1 of cell 2" in r.stdout, r.stdout

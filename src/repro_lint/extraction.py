@@ -95,17 +95,22 @@ def _extract_job(job: tuple) -> ModuleInfo:
 def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None) -> ModuleInfo:
     """The facts of a file from its bytes (a notebook is read as the module its code cells
     make; its facts keep the digest of the file's bytes)."""
+    cells = None
     if notebook.is_notebook(display):
         digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
         try:
-            data = notebook.python_source(data)
+            nb = notebook.read(data)
         except notebook.NotebookError as exc:
             info = ModuleInfo(display, module, is_package)
             info.digest = digest
             info.error = ("read-error", str(exc), 0, 0)
             return info
+        data, cells = nb.text.encode("utf-8"), nb.cell_starts()
     try:
-        return extract(display, module, is_package, data, get_matchers(*key), digest)
+        info = extract(display, module, is_package, data, get_matchers(*key), digest)
+        if cells and info.error is None:
+            info.extra[notebook.CELL_STARTS] = cells
+        return info
     except Exception as exc:  # a bug in an extraction hook must not stop the other files
         info = ModuleInfo(display, module, is_package)
         info.digest = hashlib.blake2b(data, digest_size=16).hexdigest()

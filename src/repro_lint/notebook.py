@@ -35,6 +35,10 @@ _WS = re.compile(r"[ \t\n\r]*")
 _SCALAR = re.compile(r"[^\s,\]}]+")
 
 
+# ModuleInfo.extra key of a notebook's facts: `Notebook.cell_starts`
+CELL_STARTS = "cell_starts"
+
+
 class NotebookError(Exception):
     """The file is not a notebook this tool can read, or edited text cannot go back into it."""
 
@@ -82,6 +86,17 @@ class Notebook:
         if pos is None:
             return (1, 1)
         return (self.cells[pos].index + 1, j + 1)
+
+    def cell_starts(self) -> tuple:
+        """(first module line, 1-based; cell number, 1-based in the file's cells) of each code
+        cell: how the rules name a line of the module in their messages (`rules.line_words`)."""
+        out = []
+        last = None
+        for i, (pos, _) in enumerate(self.origin):
+            if pos != last:
+                out.append((i + 1, self.cells[pos].index + 1))
+                last = pos
+        return tuple(out)
 
     def cell_line(self, line: int) -> str:
         """The text of a module line as the cell has it (a magic line as written)."""

@@ -6,6 +6,7 @@ project index in `ctx`; the engine filters its findings (targets, selection, noq
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -13,6 +14,8 @@ from repro_lint import catalog
 from repro_lint.findings import Finding, Fix, Location, Related
 from repro_lint.index import Program, ProjectIndex
 from repro_lint.model import Event, ModuleInfo
+from repro_lint.notebook import CELL_STARTS
+from repro_lint.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 RULES: dict[str, "RuleSpec"] = {}
 
@@ -93,6 +96,18 @@ def sentences(*parts: str) -> str:
         if part:
             out.append(part[0].upper() + part[1:] + ("" if part.endswith((".", "?", "!", ")")) else "."))
     return " ".join(out)
+
+
+def line_words(info: ModuleInfo, line: int) -> str:
+    """A line of the module as a message names it: `line 12`, or in a notebook `cell 3, line 2`
+    (the module text of its code cells is not what the user sees)."""
+    starts = info.extra.get(CELL_STARTS) if info.path.endswith(NOTEBOOK_SUFFIX) else None
+    if starts:
+        i = bisect.bisect_right(starts, (line, float("inf"))) - 1
+        if i >= 0:
+            first, cell = starts[i]
+            return f"line {line - first + 1} of cell {cell}"
+    return f"line {line}"
 
 
 def location(info: ModuleInfo, at: Event | tuple) -> Location:

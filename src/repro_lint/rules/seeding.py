@@ -9,7 +9,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
+from repro_lint.rules import Context, line_words, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
 from repro_lint.seed_reach import seed_callers
 
@@ -235,7 +235,7 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             else:
                 labels = [source_label(src) for src, _ in drawn]
                 rngs, it = f"{', '.join(labels[:-1])} and {labels[-1]} RNGs", "they are"
-            where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(str(n) for n in lines)
+            where = ", ".join(line_words(info, n) for n in lines)
             yield ctx.finding(
                 "RPL103", info, at,
                 f"{what} draws from {rngs} before {it} seeded on {where}",

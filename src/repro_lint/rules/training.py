@@ -24,7 +24,7 @@ from typing import Optional
 from repro_lint import catalog
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context
+from repro_lint.rules import Context, line_words
 
 # Train events that mean training is under way (building an optimizer or a Trainer is not);
 # a framework's training call (`trainer.fit(...)`, catalog `frameworks.toml`) is one too.
@@ -97,7 +97,8 @@ class Training:
             common = 0
             while common < min(len(hit[1]), len(self.chain)) and hit[1][common] == self.chain[common][0]:
                 common += 1
-            return self._late(ev.line, self.chain[max(common - 1, 0)][1][0])
+            frame = self.chain[max(common - 1, 0)]
+            return self._late(info, ev.line, frame[0][0], frame[1][0])
         return None
 
     def no_effect_at(self, info: ModuleInfo, scope: str, pos: tuple) -> Optional[str]:
@@ -107,11 +108,12 @@ class Training:
             return reason
         for ref, span in self.chain:
             if ref == (info.module, scope) and span is not None and (span[0], span[1]) < pos:
-                return self._late(pos[0], span[0])
+                return self._late(info, pos[0], ref[0], span[0])
         return None
 
-    def _late(self, line: int, start: int) -> str:
-        return f"set on line {line}, after training starts (line {start}), so it does not govern that training"
+    def _late(self, info: ModuleInfo, line: int, start_module: str, start: int) -> str:
+        started = line_words(self.program.index.modules.get(start_module, info), start)
+        return f"set on {line_words(info, line)}, after training starts ({started}), so it does not govern that training"
 
     def elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
         """Why what `scope` sets does not reach the process that trains, or None."""

@@ -119,6 +119,7 @@ class Planner:
         self.removals: dict[int, set] = {}
         self.blocks: dict[int, cst.CSTNode] = {}
         self.keywords: dict[int, list] = {}
+        self.unsafe_keywords: set = set()  # (call id, keyword) added by an unsafe fix
         self.replacements: dict[int, cst.BaseExpression] = {}
         self.moved: dict[int, cst.BaseStatement] = {}  # id -> statement moved into a function
         self.keys: set = set()
@@ -228,7 +229,7 @@ class Planner:
                 continue  # the same edit carried by several findings
             self.seen_edits.add(ident)
             if isinstance(edit, AddKeyword):
-                self._add_keyword(edit, spec, code)
+                self._add_keyword(edit, spec, code, fix.safety == "unsafe")
             elif isinstance(edit, ReplaceExpression):
                 self._replace(edit, spec, code)
             elif isinstance(edit, InsertStatements):
@@ -247,16 +248,26 @@ class Planner:
         ctx = self._statement_context(st, after=False)
         return Context(ctx.functions, span[0], ctx.top, ctx.late)
 
-    def _add_keyword(self, edit: AddKeyword, spec, code: str) -> None:
+    def _add_keyword(self, edit: AddKeyword, spec, code: str, unsafe: bool = False) -> None:
         call = self.layout.expression_at(edit.call, cst.Call)
         if call is None:
             raise FixError(code, f"call at {edit.call[0]}:{edit.call[1] + 1} not found")
         assert isinstance(call, cst.Call)
         self.calls[id(call)] = (call, edit.call)
         pending = self.keywords.setdefault(id(call), [])
-        if any(a.keyword is not None and a.keyword.value == edit.name for a in call.args) or any(n == edit.name for n, _ in pending):
+        if any(a.keyword is not None and a.keyword.value == edit.name for a in call.args):
+            return
+        at = next((i for i, (n, _) in enumerate(pending) if n == edit.name), None)
+        if at is not None and (not unsafe or (id(call), edit.name) in self.unsafe_keywords):
             return
         value, _ = self.expand(edit.value, spec, self._expression_context(edit.call), local_ok=False, code=code)
+        if unsafe:
+            self.unsafe_keywords.add((id(call), edit.name))
+        if at is not None:
+            # a safe fix's value (`deterministic="warn"`) gives way to the unsafe fix asked for
+            # with it (`deterministic=True`): with `--unsafe-fixes` the stronger one is wanted
+            pending[at] = (edit.name, _parse_expression(value, code))
+            return
         pending.append((edit.name, _parse_expression(value, code)))
 
     def _replace(self, edit: ReplaceExpression, spec, code: str) -> None:

@@ -223,7 +223,19 @@ class CallFacts:
             self.add_call(qual, None, node)
             return
         spec = m.seeders.get(qual)
-        if spec is not None and spec.build:
+        if spec is not None and spec.seed_keyword:
+            # seeds only with the seed the keyword gives (its default draws a new seed each run)
+            arg = get_arg(node, -1, spec.seed_keyword)
+            if arg is not None and literal(arg) not in (True, False, None):
+                names, attrs = _names_in(node)
+                self.add(
+                    "seed", node, sources=spec.sources, api=qual, expr=self.text_of(arg), names=names, attrs=attrs,
+                    framework=True, heuristic=False, kwargs={},
+                )
+            elif arg is None and not has_kwargs(node):
+                # where RPL101's fix gives it the seed (the framework's way, spec "Fixes" 6)
+                self.add("seedable", node, api=qual, keyword=spec.seed_keyword, sources=spec.sources)
+        elif spec is not None and spec.build:
             self.add("seed", node, **self._build_seed(spec))
         elif spec is not None:
             if self._seed_event(node, spec, qual):

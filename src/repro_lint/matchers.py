@@ -19,6 +19,8 @@ class SeederSpec:
     # a framework object whose construction seeds (transformers' Trainer): it seeds from the
     # framework's own default unless told otherwise, which is not determinism intent
     build: bool = False
+    # for a build: it seeds only with a seed given by this keyword (Lightning's LightningCLI)
+    seed_keyword: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Matchers:
         }
         for item in frameworks["seeding-builds"]:
             for name in item["calls"]:
-                self.seeders[name] = SeederSpec(name, tuple(item["sources"]), False, True, build=True)
+                self.seeders[name] = SeederSpec(name, tuple(item["sources"]), False, True, build=True, seed_keyword=item.get("seed-keyword", ""))
         for name, sources in (extra_seeders or {}).items():
             self.seeders[name] = SeederSpec(name, tuple(sources), False, True)
         self.generators: dict[str, GeneratorSpec] = {

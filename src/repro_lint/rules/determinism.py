@@ -130,15 +130,16 @@ def _determinism_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]
             ex.add("trainer", node, api=qual, deterministic="unknown")
         return
     owner, _, method = qual.rpartition(".")
-    if method in trainer["builders"] and owner in trainer["classes"]:
-        ex.add("trainer", node, api=qual, deterministic="unknown")  # `Trainer.from_argparse_args(args)`
+    if method in trainer["builders"] and owner in trainer["classes"] or qual in trainer.get("cli-classes", ()):
+        # `Trainer.from_argparse_args(args)`, `LightningCLI(Model, Data)`
+        ex.add("trainer", node, api=qual, deterministic="unknown")
 
 
 @functools.lru_cache(maxsize=1)
 def _call_names() -> frozenset:
     cat = flags()
     trainer = cat["trainer"]
-    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"]]
+    quals = [*cat["switches"], *trainer["classes"], *trainer["instantiators"], *trainer.get("cli-classes", ())]
     return frozenset([*(q.rpartition(".")[2] for q in quals), *trainer["builders"]])
 
 

@@ -23,7 +23,12 @@ def source_label(source: str) -> str:
 # -- the seeding fix (where it goes and which seed it uses: `placement`) -------------------
 def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[Fix], str]:
     """Insert the seeding call of one missing source where the program starts, with the
-    program's own seed; or (None, why not)."""
+    program's own seed; or (None, why not). A framework object the entry module builds that
+    seeds when given a seed (`LightningCLI(..., seed_everything_default=...)`) is given one
+    instead: it would reseed from a new random seed after a seeding call."""
+    framework = _framework_seed_fix(ctx, program, source)
+    if framework is not None:
+        return framework, ""
     code = catalog.load("rng")["seeding-code"][source]
     order = list(ctx.index.m.sources).index(source) if source in ctx.index.m.sources else len(ctx.index.m.sources)
     place = placement.seeding_place(ctx, program, source)
@@ -34,6 +39,22 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
     where = "next to the program's seeding call" if place.beside_seed else "where the program starts"
     edit = place.insert(code, key=f"seed:{source}", order=order)
     return Fix(f"seed {source} with {seed} {where}", "safe", (edit, spec)), ""
+
+
+def _framework_seed_fix(ctx: Context, program: Program, source: str) -> Optional[Fix]:
+    entry = program.entry
+    for info, scope, ev in program.events("seedable"):
+        if info is not entry or source not in ev.data["sources"]:
+            continue
+        spec = placement.seed_for(ctx, info, scope, ev.pos)
+        if isinstance(spec, str) or spec is placement.INITIAL_SEED:
+            spec = SeedSpec(None, str(ctx.settings.get("seed", 0)))
+        keyword = ev.data["keyword"]
+        name = ev.data["api"].rpartition(".")[2]
+        seed = f"`{spec.expr}`" if spec.expr else f"a new constant `SEED = {spec.value}`"
+        edit = AddKeyword((ev.line, ev.col, ev.end_line, ev.end_col), keyword, "{seed}")
+        return Fix(f"pass {keyword}= to `{name}`, with {seed}", "safe", (edit, spec))
+    return None
 
 
 # -- RPL101 ---------------------------------------------------------------------------

@@ -342,7 +342,12 @@ def _is_import_block(stmt: cst.CSTNode) -> bool:
     return all(is_import_line(s) for s in stmt.body.body)
 
 
-_SETUP_CALLS = ("warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv")
+_SETUP_CALLS = (
+    "warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv",
+    # display settings (plot styles, print options)
+    "sns.set", "seaborn.set", "plt.style.use", "plt.rc", "matplotlib.rc", "np.set_printoptions", "numpy.set_printoptions",
+    "torch.set_printoptions", "pd.set_option", "pandas.set_option",
+)
 
 
 def _is_setup_statement(stmt: cst.CSTNode) -> bool:

@@ -215,9 +215,15 @@ class _Engine:
     # -- rounds ----------------------------------------------------------------------------
     def apply(self, f: _File, text: str, findings: list) -> str:
         planner = Planner(text, str(self.cfg.seed), self.project_roots, self.settings["aliases"], style_for(f.src.path, self.root))
-        for f in findings:
+        for x in findings:
+            # (of a fix that edits several files, only this file's edits: a finding that a
+            # round's re-check reveals can carry edits of another file, which are not made here)
+            parts = dict(_parts(x))
+            part = parts.get(f.display)
+            if part is None:
+                continue
             try:
-                planner.add(f.fix, f.code)
+                planner.add(part.fix, part.code)
             except FixError as exc:
                 raise _Failed([exc.code], exc.message)
         try:
@@ -230,6 +236,7 @@ class _Engine:
         that fails gets its `failure` and goes back to its original text. With `spread`, a
         file outside `files` where a round's changes reveal fixable findings joins them."""
         for _ in range(self.settings["rounds"]):
+            self._route(files, only)
             changed: dict = {}
             for f in files:
                 todo = [x for x in f.todo if self.allowed(x, only)]
@@ -287,6 +294,46 @@ class _Engine:
                     continue
                 if not settled:
                     self._fail(f, _Failed(_codes(todo), f"fixes did not settle after {self.settings['rounds']} rounds"), todo)
+
+    def _route(self, files: list, only: Optional[str]) -> None:
+        """Edits of another file than their finding's (the flags or environment of a program,
+        in its own entry module, for a finding located in a module it reaches) made in that
+        file: it joins the rounds when it is not in them. `apply` makes each file's own."""
+        by_display = {g.display: g for g in files}
+        for f in list(files):
+            if f.failure is not None:
+                continue
+            for x in f.todo:
+                if not x.fixable or not self.allowed(x, only):
+                    continue
+                for path, part in _parts(x):
+                    if path == f.display:
+                        continue
+                    g = by_display.get(path)
+                    if g is None:
+                        g = by_display[path] = self._open(files, path)
+                    if g is not None and g.failure is None and not any(
+                        y.location == x.location and y.code == x.code and y.message == x.message for y in g.todo
+                    ):
+                        g.todo.append(x)
+
+    def _open(self, files: list, display: str) -> Optional["_File"]:
+        """A file joining the rounds to take another file's finding's edits (None: it cannot)."""
+        path = Path(display)
+        key = str(path.resolve())
+        try:
+            src = SourceFile.read(path)
+        except (OSError, SourceError):
+            return None
+        known = self.facts.get(key)
+        if known is None or known.digest != hashlib.blake2b(src.raw, digest_size=16).hexdigest():
+            return None
+        baseline = self.original.get(display, [])
+        base_errors = [e for e in self.original_errors if e.startswith(f"{display}: ")]
+        g = _File(display, key, src, [], baseline, base_errors, src.text, findings=list(baseline), errors=base_errors)
+        g.revealed = True
+        files.append(g)
+        return g
 
     def _revealed_scope(self, files: list, targets: list, facts: dict) -> set:
         """Resolved paths of the files, among those the user asked to check, that the

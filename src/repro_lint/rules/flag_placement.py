@@ -217,8 +217,14 @@ def _launched_seed_site(ctx: Context, program: Program, info: ModuleInfo, scope:
     site = torch_seed_site(ctx, program, info, [scope])
     if site is not None:
         return site
+    return _seed_site_called(ctx, program, info, [scope])
+
+
+def _seed_site_called(ctx: Context, program: Program, info: ModuleInfo, starts: list) -> Optional[Site]:
+    """The torch seeding statement in a function of another module that the scopes `starts`
+    of `info` call (`training_function(config)` of an imported script, which seeds)."""
     index = ctx.index
-    for inner in entry_scopes(program, info, [scope]):
+    for inner in entry_scopes(program, info, starts):
         for call, keys in index.callees(info, inner):
             if is_reference(call):
                 continue
@@ -229,6 +235,11 @@ def _launched_seed_site(ctx: Context, program: Program, info: ModuleInfo, scope:
                     if site is not None:
                         return site
     return None
+
+
+def is_library_module_level(ctx: Context, site: Site) -> bool:
+    """A statement at the module level of a module other modules import (never a place)."""
+    return site.scope in (MODULE_SCOPE, MAIN_SCOPE) and is_library(ctx, site.info)
 
 
 def _flags_place(ctx: Context, program: Program) -> Placed:
@@ -266,6 +277,14 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         if hydra is not None and site.scope in (MODULE_SCOPE, MAIN_SCOPE):
             return Place("body-start", function=hydra)
         return Place("after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor))
+    # seeded in a function of another module the program calls: the flags go with that seed,
+    # where every program that runs it gets them once
+    site = _seed_site_called(ctx, program, entry, [s for s in (MODULE_SCOPE, MAIN_SCOPE, *entry.hydra_mains)])
+    if site is not None and hydra is None and not is_library_module_level(ctx, site):
+        return Place(
+            "after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor), module=site.info.module,
+            path=site.info.path if site.info is not entry else "",
+        )
     place = seeding_place(ctx, program, "torch")
     if isinstance(place, Place):
         return replace(place, seed=None)

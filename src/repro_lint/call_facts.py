@@ -101,12 +101,13 @@ class CallFacts:
             last = qual.rpartition(".")[2]
         elif tf is _Attribute:
             method = last
-            src = m.draw_methods.get(method)
-            if src is not None and get_arg(node, -1, "generator") is None:
-                self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
-            seeder = m.seeding_methods.get(method)  # (`fabric.seed_everything(seed)`)
-            if seeder is not None:
-                self._seed_event(node, seeder, seeder.name)
+            facts = m.method_facts.get(method)  # (one lookup: most methods are neither)
+            if facts is not None:
+                src, seeder = facts
+                if src is not None and get_arg(node, -1, "generator") is None:
+                    self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+                if seeder is not None:  # `fabric.seed_everything(seed)`
+                    self._seed_event(node, seeder, seeder.name)
             if method in m.train_methods:
                 self.add("train", node, what=method)
                 self._torch_use(node)

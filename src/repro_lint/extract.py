@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from repro_lint.call_facts import CallFacts, r_dotted
 from repro_lint.deep_stack import run_deep
+from repro_lint.framework_reach import METHOD_ALIASES
 from repro_lint.extract_hooks import (  # noqa: F401  (rule families register through `extract`)
     ASSIGN_HOOKS,
     CALL_HOOK_LITERALS,
@@ -431,6 +432,8 @@ class Extractor(CallFacts):
                         if type(v) is ast.Call and k is not None:
                             self._stored(target, k, v)
         elif isinstance(target, ast.Attribute):
+            if tv is _Attribute and self.func is not None and self.func.class_name is not None:
+                self._method_alias(target, value)  # type: ignore[arg-type]
             if value is not None and tv is not _Name and tv is not _Constant:
                 dotted = r_dotted(target)
                 if dotted:
@@ -453,6 +456,19 @@ class Extractor(CallFacts):
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
+
+    def _method_alias(self, target: ast.Attribute, value: ast.Attribute) -> None:
+        """`self.train_dataloader = self._train_dataloader` in a method: the class's method bound
+        under another name, which is how a framework calls it (`framework_reach.hook_starts`)."""
+        params = self.func.params  # type: ignore[union-attr]
+        me = params[0] if params else None
+        recv, inner = target.value, value.value
+        if type(recv) is not _Name or type(inner) is not _Name or recv.id != me or inner.id != me:  # type: ignore[attr-defined]
+            return
+        cls_qual = self.scope.rpartition(".")[0]
+        cls = self.info.classes.get(cls_qual)
+        if cls is not None and value.attr in cls.methods and target.attr not in cls.methods:
+            self.info.extra.setdefault(METHOD_ALIASES, {}).setdefault(cls_qual, []).append((target.attr, value.attr))
 
     def _stored(self, container: ast.AST, key: ast.AST, call: ast.Call) -> None:
         """An object built by `call` kept under a literal key of a container: it runs (its

@@ -7,7 +7,7 @@ checking one changed file still knows that `utils.set_seed` seeds torch and nump
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.matchers import Matchers
@@ -16,6 +16,7 @@ from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.program import Program
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
+_NO_SCOPES: frozenset = frozenset()
 
 
 def _compact_bits(mask: int) -> "int | tuple[int, ...]":
@@ -639,6 +640,20 @@ class ProjectIndex(FunctionEffects):
                 targets.discard(mod)
             self._loads = loads
         return self._loads
+
+    def scopes_calling(self, names: "frozenset[str]") -> "Callable[[str], frozenset]":
+        """For a module, the scopes that call a method of one of `names` (worked out once per
+        module: programs share most of their modules)."""
+        memo = self.__dict__.setdefault("_calling", {}).setdefault(names, {})
+
+        def calling(mod: str) -> frozenset:
+            hit = memo.get(mod)
+            if hit is None:
+                calls = self.modules[mod].calls
+                hit = memo[mod] = frozenset(s for s, cs in calls.items() if any(c[1] in names for c in cs)) or _NO_SCOPES
+            return hit
+
+        return calling
 
     def trains(self, refs: Iterable[ScopeRef]) -> bool:
         """Whether the scopes train: a backward pass or optimizer step, or a framework call that

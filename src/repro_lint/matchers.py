@@ -91,6 +91,10 @@ class Matchers:
             item["method"]: SeederSpec(item["name"], tuple(item["sources"]), False, bool(item.get("framework", False)))
             for item in rng.get("seeding-methods", ())
         }
+        # methods of objects not typed here that draw (`x.normal_()`) or seed: (source, seeder)
+        self.method_facts: dict[str, tuple] = {
+            name: (self.draw_methods.get(name), self.seeding_methods.get(name)) for name in {*self.draw_methods, *self.seeding_methods}
+        }
         for item in frameworks["seeding-builds"]:
             for name in item["calls"]:
                 self.seeders[name] = SeederSpec(name, tuple(item["sources"]), False, True, build=True, seed_keyword=item.get("seed-keyword", ""))

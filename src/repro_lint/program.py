@@ -127,11 +127,11 @@ class Program:
 
     def calls_method(self, names: "frozenset[str]") -> bool:
         """Whether a reached scope calls a method of one of `names` (on any object)."""
-        modules = self.index.modules
+        calling = self.index.scopes_calling(names)
         for mod, scope in self.scopes:
-            for call in modules[mod].calls.get(scope, ()):
-                if call[1] in names:
-                    return True
+            hit = calling(mod)
+            if hit and scope in hit:
+                return True
         return False
 
     def calls_in_entry(self) -> Iterator[tuple[str, tuple, tuple[str, ...]]]:

@@ -18,7 +18,7 @@ import functools
 from typing import Optional
 
 from repro_lint import catalog, extract
-from repro_lint.framework_reach import FACTORY, METHOD_ALIASES
+from repro_lint.framework_reach import FACTORY
 from repro_lint.syntax import NOT_LITERAL, get_arg, literal
 
 
@@ -71,26 +71,6 @@ def _runner_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> 
             hint_text = _dotted(func.value).lower()
         if runner.receiver_hint in hint_text or runner.packages & _imported_roots(ex):
             ex.add("runner", node, framework=runner.framework, method=method)
-
-
-def _method_alias(ex: extract.Extractor, stmt: ast.AST) -> None:
-    """`self.train_dataloader = self._train_dataloader` in a method: the framework calls the
-    method under the name it is bound to (`framework_reach.hook_starts`)."""
-    fn = ex.func
-    if fn is None or fn.class_name is None or type(stmt) is not ast.Assign or not fn.params:
-        return
-    value = stmt.value  # type: ignore[attr-defined]
-    if type(value) is not ast.Attribute or type(value.value) is not ast.Name or value.value.id != fn.params[0]:
-        return
-    cls_qual = ex.scope.rpartition(".")[0]
-    cls = ex.info.classes.get(cls_qual)
-    if cls is None or value.attr not in cls.methods:
-        return
-    for target in stmt.targets:  # type: ignore[attr-defined]
-        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == fn.params[0]:
-            if target.attr not in cls.methods:
-                aliases = ex.info.extra.setdefault(METHOD_ALIASES, {}).setdefault(cls_qual, [])
-                aliases.append((target.attr, value.attr))
 
 
 def _factory_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
@@ -148,4 +128,3 @@ extract.CALL_HOOKS.append(_factory_call)
 extract.CALL_HOOK_NAMES[_factory_call] = _factory_names
 extract.CALL_HOOKS.append(_keyword_switch)
 extract.CALL_HOOK_NAMES[_keyword_switch] = _switch_names
-extract.ASSIGN_HOOKS.append(_method_alias)

@@ -237,7 +237,7 @@ def _seed_site_called(ctx: Context, program: Program, info: ModuleInfo, starts: 
     return None
 
 
-def is_library_module_level(ctx: Context, site: Site) -> bool:
+def _library_module_level(ctx: Context, site: Site) -> bool:
     """A statement at the module level of a module other modules import (never a place)."""
     return site.scope in (MODULE_SCOPE, MAIN_SCOPE) and is_library(ctx, site.info)
 
@@ -279,8 +279,8 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         return Place("after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor))
     # seeded in a function of another module the program calls: the flags go with that seed,
     # where every program that runs it gets them once
-    site = _seed_site_called(ctx, program, entry, [s for s in (MODULE_SCOPE, MAIN_SCOPE, *entry.hydra_mains)])
-    if site is not None and hydra is None and not is_library_module_level(ctx, site):
+    site = _seed_site_called(ctx, program, entry, [MODULE_SCOPE, MAIN_SCOPE, *entry.hydra_mains])
+    if site is not None and hydra is None and not _library_module_level(ctx, site):
         return Place(
             "after", anchor=seeding_block_end(ctx, site.info, site.scope, site.anchor), module=site.info.module,
             path=site.info.path if site.info is not entry else "",

@@ -204,3 +204,27 @@ def test_hydra_body_edits_in_place(tmp_path):
     kinds, seen = _compare_after_edits(tmp_path, HYDRA_EDITS)
     assert kinds == {True}
     assert [any(f.code == "RPL101" for f in found) for found in seen] == [True, False, False]  # seeded before the model draws
+
+
+# An inference script: loading a checkpoint makes the layers' initial values not count
+# (RPL101); a star import brings a model's names in. Edits add and remove both.
+CHECKPOINT = {
+    "nets.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(2, 2)\n",
+    "predict.py": (
+        "import torch\n\nfrom nets import *\n\n\ndef load(path):\n    net = Net()\n    return net\n\n\n"
+        "if __name__ == '__main__':\n    print(load('best.pt'))\n"
+    ),
+}
+
+CHECKPOINT_EDITS = [
+    ("predict.py", "    return net\n", "    net.load_state_dict(torch.load(path))\n    return net\n"),  # a body edit
+    ("predict.py", "    net.load_state_dict(torch.load(path))\n", "    net.eval()\n"),
+    ("predict.py", "from nets import *\n", "from nets import Net\n"),  # an outline edit
+]
+
+
+def test_checkpoint_loading_and_star_imports_follow_edits(tmp_path):
+    _write(tmp_path, CHECKPOINT)
+    kinds, seen = _compare_after_edits(tmp_path, CHECKPOINT_EDITS)
+    assert kinds == {True, False}
+    assert [sorted(f.code for f in found) for found in seen] == [[], ["RPL101"], ["RPL101"]]

@@ -252,6 +252,8 @@ class LiveIndex(ProjectIndex):
         old = self.modules[name]
         if old is new:
             return set()
+        for calling in self.__dict__.get("_calling", {}).values():  # (`scopes_calling`)
+            calling.pop(name, None)
         same_outline = outline(old) == outline(new)
         if config_outline(old) != config_outline(new) or not same_outline and self._config_loads():
             # what configs make apps load, and what they name, is worked out for all at once

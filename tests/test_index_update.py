@@ -228,3 +228,32 @@ def test_checkpoint_loading_and_star_imports_follow_edits(tmp_path):
     kinds, seen = _compare_after_edits(tmp_path, CHECKPOINT_EDITS)
     assert kinds == {True, False}
     assert [sorted(f.code for f in found) for found in seen] == [[], ["RPL101"], ["RPL101"]]
+
+
+# A model picked by name from a dict of callables in another module: the dict's values are
+# reached through its name, so editing the dict changes what the sampling program reaches.
+REGISTRY = {
+    "nets.py": (
+        "import numpy as np\nimport torch.nn as nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n\n"
+        "class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = np.random.rand(3)\n\n\n"
+        "MODELS = {'a': A}\n"
+    ),
+    "sample.py": (
+        "import sys\n\nimport torch\n\nfrom nets import MODELS\n\n\n"
+        "def main(name):\n    torch.manual_seed(0)\n    model = MODELS[name]()\n    print(model)\n\n\n"
+        "if __name__ == '__main__':\n    main(sys.argv[1])\n"
+    ),
+}
+
+REGISTRY_EDITS = [
+    ("nets.py", "MODELS = {'a': A}\n", "MODELS = {'a': A, 'b': B}\n"),  # B draws from numpy when built
+    ("nets.py", "MODELS = {'a': A, 'b': B}\n", "MODELS = {'a': A, 'b': A}\n"),
+    ("nets.py", "MODELS = {'a': A, 'b': A}\n", "MODELS = {'a': 'A'}\n"),  # names no callable: nothing is reached
+]
+
+
+def test_registries_follow_edits(tmp_path):
+    _write(tmp_path, REGISTRY)
+    kinds, seen = _compare_after_edits(tmp_path, REGISTRY_EDITS)
+    assert kinds == {False}
+    assert [sorted(f.code for f in found) for found in seen] == [["RPL101", "RPL401", "RPL403"], ["RPL401", "RPL403"], []]

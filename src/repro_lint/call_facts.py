@@ -93,6 +93,7 @@ class CallFacts:
                 key = literal(func.slice)  # type: ignore[attr-defined]
                 if name and isinstance(key, str):
                     self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
+                self._registry_call(container, node)  # type: ignore[attr-defined]
         if node is self.value_call:
             self.value_qual = qual
         m = self.m

@@ -34,6 +34,7 @@ from repro_lint.matchers import Matchers
 from repro_lint.model import (
     MAIN_SCOPE,
     MODULE_SCOPE,
+    REGISTRIES,
     STAR_IMPORTS,
     ClassInfo,
     Event,
@@ -60,6 +61,9 @@ _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
+_NO_REGISTRIES: dict = {}
+# larger dict literals are data tables, not registries of callables
+_MAX_REGISTRY = 256
 # ModuleInfo.extra keys: per scope, the (first, last) lines of `with torch.no_grad():` blocks;
 # objects built into a container under a literal key, by the position of the building call:
 # (container name, key) (calls of such items: `call_facts.ITEM_CALLS`)
@@ -103,6 +107,9 @@ class Extractor(CallFacts):
         # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
         self.value_call: Optional[ast.Call] = None
         self.value_qual: Optional[str] = None
+        # dicts of callables bound in a body as the walk goes, (scope, name) -> the
+        # callables' qualified names (`models = {"a": NetA, "b": NetB}` in `main`)
+        self.local_registries: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def callee_of(self, call: ast.Call) -> Optional[str]:
         """The qualified name of what `call` calls (`Resolver.qualify` of its function)."""
@@ -169,6 +176,7 @@ class Extractor(CallFacts):
     def run(self, tree: ast.Module) -> None:
         body = tree.body
         self._prebind(body)
+        self._module_registries(body)
         self._module_layout(body)
         for stmt in body:
             for hook in MODULE_STMT_HOOKS:
@@ -216,6 +224,49 @@ class Extractor(CallFacts):
                 for handler in getattr(stmt, "handlers", ()):
                     self._prebind(handler.body)
                 self._prebind(stmt.orelse)
+
+    def _module_registries(self, body: list[ast.stmt]) -> None:
+        """Module-level dicts of project callables (`DiT_models = {"DiT-XL/2": DiT_XL_2, ...}`),
+        read once every module-level name is bound: modules that import one call its items."""
+        for stmt in body:
+            if type(stmt) is ast.Assign and type(stmt.value) is ast.Dict and len(stmt.targets) == 1 and type(stmt.targets[0]) is _Name:
+                quals = self._callables_in(stmt.value)
+                if quals:
+                    self.info.extra.setdefault(REGISTRIES, {})[stmt.targets[0].id] = quals
+
+    def _callables_in(self, value: ast.Dict) -> tuple[str, ...]:
+        """The project callables a dict literal's values name (names and dotted names that
+        resolve outside the libraries the catalogs know), in order, each once."""
+        if len(value.values) > _MAX_REGISTRY:
+            return ()
+        out: dict[str, None] = {}
+        roots = self.m.external_roots
+        for v in value.values:
+            if type(v) is _Name or type(v) is _Attribute:
+                qual = self.r.qualify(v)
+                if qual and qual.split(".", 1)[0] not in roots:
+                    out[intern(qual)] = None
+        return tuple(out)
+
+    def _registry_call(self, container: ast.AST, node: ast.Call) -> None:
+        """`MODELS[args.arch](...)`: a call of an item of a dict of callables may call any of
+        them (as a method call on an object of unknown type reaches every method of its name)."""
+        quals: Optional[tuple[str, ...]] = None
+        if type(container) is _Name:
+            name = container.id  # type: ignore[attr-defined]
+            if self.local_registries:
+                quals = self.local_registries.get((self.scope, name))
+            if quals is None and self.r.is_unbound(name):
+                quals = self.info.extra.get(REGISTRIES, _NO_REGISTRIES).get(name)
+        if quals is None:
+            # a dict another module defines (`from models import DiT_models`): the index
+            # resolves the name to its values
+            qual = self.r.qualify(container)
+            if not qual or qual.split(".", 1)[0] in self.m.external_roots:
+                return
+            quals = (qual,)
+        for qual in quals:
+            self.add_call(qual, None, node)
 
     def _module_layout(self, body: list[ast.stmt]) -> None:
         """Where the docstring, `__future__` imports and the leading import block end."""
@@ -431,6 +482,12 @@ class Extractor(CallFacts):
                     for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
                         if type(v) is ast.Call and k is not None:
                             self._stored(target, k, v)
+                    quals = self._callables_in(value)  # type: ignore[arg-type]
+                    if quals:
+                        self.local_registries[(self.scope, target.id)] = quals  # type: ignore[attr-defined]
+                        return
+            if self.local_registries:
+                self.local_registries.pop((self.scope, target.id), None)  # type: ignore[attr-defined]
         elif isinstance(target, ast.Attribute):
             if tv is _Attribute and self.func is not None and self.func.class_name is not None:
                 self._method_alias(target, value)  # type: ignore[arg-type]

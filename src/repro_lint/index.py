@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Optional
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, NAME_REF, STAR_IMPORTS, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, NAME_REF, REGISTRIES, STAR_IMPORTS, FunctionInfo, ModuleInfo
 from repro_lint.program import Program  # noqa: F401  (rules import it from here)
 from repro_lint.scope_walk import ScopeRef, ScopeWalk
 
@@ -196,6 +196,20 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                         break
                 if out:
                     break
+                # a dict of callables (`from models import DiT_models`, called by item): any of them
+                values = info.summary(REGISTRIES).get(name)
+                if values:
+                    if depth >= self._REEXPORT_DEPTH:
+                        complete = False
+                        break
+                    found: list[str] = []
+                    for value in values:
+                        keys, whole = self._resolve(value, info, depth + 1)
+                        complete = complete and whole
+                        found.extend(keys)
+                    out = tuple(dict.fromkeys(found))
+                    if out:
+                        break
         if complete:
             self._resolve_cache[key] = out
         return out, complete

@@ -250,6 +250,11 @@ SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scop
 # (`semantic.Resolver.star_imports`); the index resolves the names they leave unbound
 STAR_IMPORTS = "star_imports"
 SUMMARIES[STAR_IMPORTS] = lambda info: info.extra.get(STAR_IMPORTS, ())
+# ModuleInfo.extra key: module-level dicts of callables (`MODELS = {"resnet": ResNet, ...}`),
+# name -> the qualified names of the values: calling an item (`MODELS[args.arch](...)`) may
+# call any of them, which the index resolves for the modules that import the dict
+REGISTRIES = "registries"
+SUMMARIES[REGISTRIES] = lambda info: info.extra.get(REGISTRIES, {})
 
 
 # -- bodies kept marshalled in memory (a large project's cold check) ----------------------

@@ -34,7 +34,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Optional
 
-from repro_lint.model import REF_WORKER
+from repro_lint.model import REF_WORKER, REGISTRIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index import ProjectIndex, ScopeRef
@@ -127,6 +127,10 @@ def seed_callers(index: ProjectIndex) -> frozenset[ScopeRef]:
         for name, target in info.exports.items():
             if not (target == name or target.endswith("." + name)):
                 aliases.setdefault(_tail(target), []).append(name)
+        # an item of a dict of callables called in another module is a call by the dict's name
+        for name, values in info.summary(REGISTRIES).items():
+            for value in values:
+                aliases.setdefault(_tail(value), []).append(name)
     factory_names = [_tail(f) for f in m.factories]
     configured: Optional[frozenset] = None
     by_name: dict[str, dict[str, list]] = {}  # module -> call name -> [(scope, call)], made as needed

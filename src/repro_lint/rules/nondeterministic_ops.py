@@ -45,6 +45,7 @@ class _Table:
                 values.update(v for v in op["argument"]["values"] if isinstance(v, (str, bool)))
         # literals worth recording at call sites of project functions (wrapper arguments)
         self.values = frozenset(values)
+        self.tensor_modules = frozenset(catalog.load("nondeterministic_ops").get("tensor-method-modules", ()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -238,6 +239,17 @@ def _relevant(ops: Iterable[dict], algorithms: str) -> list[dict]:
     return out
 
 
+def _holds_tensors(ctx: Context, info) -> bool:
+    """Whether a module imports torch or a library built on it (`tensor-method-modules`):
+    elsewhere `x.cumsum(0)` is most likely a numpy array's or a pandas series' method."""
+    memo = ctx.__dict__.setdefault("_holds_tensors", {})
+    hit = memo.get(info.module)
+    if hit is None:
+        roots = table().tensor_modules
+        hit = memo[info.module] = any(imp[0].partition(".")[0] in roots for imp in info.imports)
+    return hit
+
+
 def _position(fn, param: str) -> Optional[int]:
     """Where a call site passes `param` positionally (a method's `self` is bound already)."""
     params = list(fn.params or ())
@@ -264,6 +276,8 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         return (info.module, scope) in grad_scopes(index, program)
 
     for info, scope, ev in program.events("ndop"):
+        if ev.data["api"].startswith("Tensor.") and not _holds_tensors(ctx, info):
+            continue
         ops = _relevant((t.by_id[i] for i in ev.data["ops"] if i in t.by_id), algorithms)
         if any(op["backward-only"] for op in ops) and not gradients(info, scope):
             ops = [op for op in ops if not op["backward-only"]]

@@ -66,6 +66,7 @@ class Matchers:
         self.iterated_draws: set[str] = set()  # draws made when iterated, not when built
         self.parameter_inits: set[str] = set()  # draws that only initialise parameters
         self.parameter_init_prefixes: tuple[str, ...] = ()
+        self.train_mode_draws: set[str] = set()  # draws of modules in training mode only (dropout)
         for source, spec in rng["consumers"].items():
             for name in spec.get("functions", ()):
                 self.draw_functions[name] = source
@@ -80,6 +81,7 @@ class Matchers:
             self.iterated_draws.update(spec.get("drawn-when-iterated", ()))
             self.parameter_inits.update(spec.get("parameter-initialisers", ()))
             self.parameter_init_prefixes += tuple(spec.get("parameter-initialiser-prefixes", ()))
+            self.train_mode_draws.update(spec.get("train-mode-draws", ()))
         for name, source in (extra_consumers or {}).items():
             self.draw_functions[name] = source
         self.seeders: dict[str, SeederSpec] = {}
@@ -121,6 +123,7 @@ class Matchers:
         self.instance_methods = tuple(prog["instance-methods"])
         self.callback_keywords = frozenset(prog["callback-keywords"])
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
+        self.eval_methods = frozenset(prog.get("eval-methods", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}

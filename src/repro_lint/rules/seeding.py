@@ -60,16 +60,22 @@ def _framework_seed_fix(ctx: Context, program: Program, source: str) -> Optional
 # -- RPL101 ---------------------------------------------------------------------------
 def _draws_that_count(ctx: Context, program: Program) -> dict:
     """The program's draws by source, but for parameter initialisation in a program that
-    trains nothing and loads saved parameters over it (an inference script)."""
+    trains nothing and loads saved parameters over it (an inference script), and for
+    dropout there when it also puts its model in evaluation mode."""
     draws = program.draws()
     m = ctx.index.m
     if not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
         return draws
     if not program.calls_method(m.checkpoint_methods):
         return draws
+    evaluates = bool(m.eval_methods) and program.calls_method(m.eval_methods)
     out = {}
     for source, occs in draws.items():
-        kept = [o for o in occs if not _initialises(m, o[2].data.get("api") or "")]
+        kept = []
+        for o in occs:
+            api = o[2].data.get("api") or ""
+            if not (_initialises(m, api) or evaluates and api in m.train_mode_draws):
+                kept.append(o)
         if kept:
             out[source] = kept
     return out

@@ -178,3 +178,13 @@ def test_text_never_passes_on_control_characters_of_checked_files(cli, project):
     at = next(i for i, line in enumerate(lines) if "random.random()" in line and "|" in line)
     plain = re.sub("\x1b\\[[0-9;]*m", "", lines[at + 1])
     assert plain.index("^") == re.sub("\x1b\\[[0-9;]*m", "", lines[at]).index("random.random")
+
+
+def test_help_sentences_end_after_a_parenthesis():
+    from repro_lint.rules import sentences
+
+    # RPL405's help: the flag's effect ends in a parenthesis, the alternative follows
+    assert sentences("it raises (with warn_only=True it only warns)", "deterministic alternative: x") == (
+        "It raises (with warn_only=True it only warns). Deterministic alternative: x."
+    )
+    assert sentences("see the notes (all of them.)", "then") == "See the notes (all of them.) Then."

@@ -94,7 +94,9 @@ def sentences(*parts: str) -> str:
     for part in parts:
         part = part.strip()
         if part:
-            out.append(part[0].upper() + part[1:] + ("" if part.endswith((".", "?", "!", ")")) else "."))
+            # a closing parenthesis ends a sentence only after its own full stop (`(see X.)`)
+            done = part.endswith((".", "?", "!")) or part.endswith(")") and part[:-1].endswith((".", "?", "!"))
+            out.append(part[0].upper() + part[1:] + ("" if done else "."))
     return " ".join(out)
 
 

@@ -93,6 +93,9 @@ class Extractor(CallFacts):
         # the `if` whose body is being walked, innermost last (None: an `else` branch);
         # seeds and flags record theirs, so that a fix can repeat the user's condition
         self.guards: list[Optional[ast.expr]] = []
+        # the innermost `if` around the statement and its side: (line of the `if`, 0 in its
+        # body, 1 in its `else`), for the guarded events (the other side of a user's switch)
+        self.branches: list[tuple[int, int]] = []
         self.func: Optional[FunctionInfo] = None
         self.hooks_for, self.hooks_any, self.hooks_for_plain, self.hooks_any_plain, self.hook_literals = call_hook_table(tuple(CALL_HOOKS))
         self.class_stack: list[str] = []
@@ -142,6 +145,7 @@ class Extractor(CallFacts):
     def add(self, kind: str, node: ast.AST, **data: Any) -> Event:
         if self.guards and kind in _GUARDED:
             data["guard"] = self._guard()
+            data["branch"] = self.branches[-1]
         line, col, end_line, end_col = self.span(node)
         stmt = self.stmt_node
         ev = Event(kind, line, col, end_line, end_col, self.span(stmt) if stmt is not None else (line, col, end_line, end_col), data)
@@ -340,10 +344,13 @@ class Extractor(CallFacts):
         elif t is ast.If:
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
+            self.branches.append((stmt.lineno, 0))
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.guards[-1] = None
+            self.branches[-1] = (stmt.lineno, 1)
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
             self.guards.pop()
+            self.branches.pop()
         elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             if self.func is not None:
                 # nested function: callable by name from the enclosing body

@@ -208,7 +208,10 @@ def _compute(ctx: Context, program: Program) -> State:
 
     def wrong(names: Iterable[str], occ: Occurrence) -> None:
         # a wrong value matters where training runs (later training included), not in a
-        # launcher's parent or in DataLoader workers
+        # launcher's parent or in DataLoader workers; the fast side of the user's own switch
+        # (`if args.deterministic: ... else: cudnn.benchmark = True`) is the user's choice
+        if _other_side_deterministic(ctx, occ):
+            return
         if training().elsewhere(occ[0], occ[1], inherited=occ[2].kind == "env") is None:
             for name in names:
                 st.wrong.setdefault(name, []).append(occ)
@@ -248,6 +251,20 @@ def _compute(ctx: Context, program: Program) -> State:
             else:
                 wrong([cublas["variable"]], occ)
     return st
+
+
+def _other_side_deterministic(ctx: Context, occ: Occurrence) -> bool:
+    """Whether the other side of the `if` a setting sits in sets a determinism flag or switch
+    towards determinism: the setting is one side of the user's own switch."""
+    info, scope, ev = occ
+    branch = ev.data.get("branch")
+    if branch is None:
+        return False
+    other = (branch[0], 1 - branch[1])
+    return any(
+        o.kind in ("flag", "switch", "env") and o.data.get("branch") == other and _shows_intent(ctx, info, o)
+        for o in info.events.get(scope, ())
+    )
 
 
 # -- where findings go (where fixes go: `placement`) ------------------------------------------

@@ -292,7 +292,7 @@ def _instance_seed_attrs(ctx: Context, info: ModuleInfo, cls: str) -> list[str]:
 
 def user_seed(
     ctx: Context, program: Optional[Program], info: ModuleInfo, scope: str, pos: tuple, programs: Optional[list] = None,
-    local_first: bool = False,
+    local_first: bool = False, own_constants: bool = True,
 ) -> Optional[tuple[SeedSpec, Optional[tuple]]]:
     """The user's seed expression valid in `scope` of `info` before `pos`, and the span of the
     statement it must follow (None: valid from the start of the body); None if there is none.
@@ -301,7 +301,9 @@ def user_seed(
     that reaches the place), then the program's seed settings in scope (`args.seed`,
     `cfg.seed`, `self.seed`), then a `seed` parameter or a module constant named like a seed.
     With `local_first` (a generator or loader inside a function, not the program's start) a
-    `seed` parameter comes first: the function was handed the seed it should use."""
+    `seed` parameter comes first: the function was handed the seed it should use. Without
+    `own_constants`, a module constant of `info` is not the program's seed (a program whose
+    entry is another module)."""
     progs = [p for p in (programs or [program]) if p is not None]
     local = _local_seed(info, scope, pos)
     if local_first and local is not None and local.expr in (getattr(info.functions.get(scope), "params", None) or ()):
@@ -315,6 +317,8 @@ def user_seed(
                 continue  # a literal copied to another module would stop following the program's seed
             if module != info.module and any(n in _local_only(ctx, prog, module, escope) for n in names):
                 continue
+            if module != info.module and any(_other_constant(ctx, info, module, n) for n in names):
+                continue  # `SEED` there is that module's constant, not this one's
             if all(n in available for n in names):
                 return SeedSpec(expr), _latest([available[n] for n in names])
     for prog in progs:
@@ -326,7 +330,15 @@ def user_seed(
             attrs = _instance_seed_attrs(ctx, info, scope.rpartition(".")[0])
             if attrs:
                 return SeedSpec(f"self.{attrs[0]}"), None
-    return (local, None) if local is not None else None
+    if local is not None and (own_constants or local.expr in (getattr(info.functions.get(scope), "params", None) or ())):
+        return local, None
+    return None
+
+
+def _other_constant(ctx: Context, info: ModuleInfo, module: str, name: str) -> bool:
+    """Whether `name` is a module constant of `module` that `info` does not import from it."""
+    other = ctx.index.modules.get(module)
+    return other is not None and name in other.constants and info.exports.get(name) != f"{module}.{name}"
 
 
 def _local_seed(info: ModuleInfo, scope: str, pos: Optional[tuple] = None) -> Optional[SeedSpec]:
@@ -372,6 +384,13 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
         entry_program = ctx.program_of(info)
         programs = [entry_program] if entry_program is not None else []
     found = user_seed(ctx, programs[0] if programs else None, info, scope, pos, programs, local_first=True)
+    if found is not None and (len(programs) > 1 or programs and programs[0].entry is not info):
+        # code that other programs reach (a shared `load_data`): the seed must be each one's
+        for program in programs:
+            own = user_seed(ctx, program, info, scope, pos, [program], local_first=True, own_constants=program.entry is info)
+            if own is None or own[0].expr != found[0].expr:
+                found = None
+                break
     if found is not None:
         return found[0]
     if programs and generator and all(_settings(ctx, p).seeds_torch for p in programs):

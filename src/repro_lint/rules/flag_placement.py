@@ -209,7 +209,7 @@ def _guard_text(ev: Event) -> Optional[str]:
     return None if guard is None else guard[0]
 
 
-def _launched_seed_site(ctx: Context, program: Program, info: ModuleInfo, scope: str) -> Optional[Site]:
+def launched_seed_site(ctx: Context, program: Program, info: ModuleInfo, scope: str) -> Optional[Site]:
     """The torch seeding statement that takes effect in a launched process: in the launched
     function's module, else in a function of another module that it calls (a submitit job's
     `__call__` that runs `train.main(args)`, which seeds): the flags then go with that seed,
@@ -259,7 +259,7 @@ def _flags_place(ctx: Context, program: Program) -> Placed:
         mod, scope = index.scope_of(launch.target)
         tinfo = index.modules[mod]
         path = tinfo.path if tinfo is not entry else ""
-        inner = _launched_seed_site(ctx, program, tinfo, scope)
+        inner = launched_seed_site(ctx, program, tinfo, scope)
         if inner is not None:
             sinfo = inner.info
             return Place(

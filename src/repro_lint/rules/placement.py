@@ -518,7 +518,7 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
             if found is not None and found[1] is not None:
                 return Place("after", anchor=found[1], seed=found[0])
             return Place("after-imports", seed=found[0] if found else SeedSpec(None, str(ctx.settings.get("seed", 0))))
-    launched = _launched_draws(ctx, program, bodies)
+    launched = _launched_draws(ctx, program, bodies, source)
     if launched is not None:
         return launched
     for scope, first, items in bodies:
@@ -547,7 +547,7 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     return at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
 
 
-def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Placed]:
+def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -> Optional[Placed]:
     """Where the seeding goes when the first draw happens in a process that a launcher
     (`mp.spawn`, submitit) starts to train: at the start of the function it runs, since a
     seed set in the parent does not pass to that process. None when the draws start here."""
@@ -555,12 +555,17 @@ def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Pl
     if not training.launches:
         return None
     launch = training.launches[0]
-    at = (launch.event.line, launch.event.col)
+    ev = launch.event
+    start, end = (ev.line, ev.col), (ev.end_line, ev.end_col)
+    # the first draw is the launch itself, or what it is handed (`submit(Job(args))`)
     firsts = [first.pos[:2] for _, first, _ in bodies if first is not None]
-    if firsts and at not in firsts:
+    if firsts and not any(start <= at <= end for at in firsts):
         return None
     mod, scope = ctx.index.scope_of(launch.target)
     tinfo = ctx.index.modules[mod]
+    beside = _beside_launched_seed(ctx, program, tinfo, scope, source)
+    if beside is not None:
+        return beside
     found = user_seed(ctx, program, tinfo, scope, _END, local_first=True)
     if found is None and tinfo is not program.entry:
         return (
@@ -572,6 +577,25 @@ def _launched_draws(ctx: Context, program: Program, bodies: list) -> Optional[Pl
     if found is not None and found[1] is not None:
         return Place("after", anchor=found[1], seed=spec, module=tinfo.module, path=path)
     return Place("body-start", function=scope, seed=spec, module=tinfo.module, path=path)
+
+
+def _beside_launched_seed(ctx: Context, program: Program, info: ModuleInfo, scope: str, source: str) -> Optional[Place]:
+    """Next to the program's torch seeding call in the launched process, when it runs before
+    that process draws from `source` (a submitit job's `__call__` runs `train.main(args)`,
+    which seeds torch): where the script run directly gets the same statement."""
+    from repro_lint.rules import flag_placement  # (it asks this module where seeds go)
+
+    site = flag_placement.launched_seed_site(ctx, program, info, scope)
+    if site is None or not isinstance(site.at, Event):
+        return None
+    if any(it.kind == "draw" and source in it.sources and it.pos < site.pos for it in body_items(ctx, site.info, (site.scope,))):
+        return None  # drawn there before the seed
+    expr = site.at.data.get("expr")
+    if not expr:
+        return None
+    path = site.info.path if site.info is not program.entry else ""
+    anchor = seeding_block_end(ctx, site.info, site.scope, site.anchor)
+    return Place("after", anchor=anchor, seed=SeedSpec(expr), beside_seed=True, module=site.info.module, path=path)
 
 
 def seeding_block_end(ctx: Context, info: ModuleInfo, scope: str, span: tuple) -> tuple:

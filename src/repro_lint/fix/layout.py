@@ -369,9 +369,13 @@ def _is_setup_statement(stmt: cst.CSTNode) -> bool:
                     if dotted(node.value) != "os.environ":
                         return False
                 elif not (
-                    # a constant, or a library setting (`torch.backends.cuda.matmul.allow_tf32 = True`)
+                    # a constant, or a library setting (`torch.backends.cuda.matmul.allow_tf32 = True`),
+                    # or what a set-up call gives (`_logger = logging.getLogger(__name__)`)
                     isinstance(node, (cst.Name, cst.Attribute))
-                    and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
+                    and (
+                        isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
+                        or isinstance(small.value, cst.Call) and dotted(small.value.func).startswith(_SETUP_CALLS)
+                    )
                 ):
                     return False
         else:

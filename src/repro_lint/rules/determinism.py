@@ -260,9 +260,9 @@ def _other_side_deterministic(ctx: Context, occ: Occurrence) -> bool:
     branch = ev.data.get("branch")
     if branch is None:
         return False
-    other = (branch[0], 1 - branch[1])
+    line, side = branch[0], 1 - branch[1]
     return any(
-        o.kind in ("flag", "switch", "env") and o.data.get("branch") == other and _shows_intent(ctx, info, o)
+        o.kind in ("flag", "switch", "env") and (o.data.get("branch") or (0, -1))[:2] == (line, side) and _shows_intent(ctx, info, o)
         for o in info.events.get(scope, ())
     )
 

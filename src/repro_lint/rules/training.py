@@ -91,6 +91,16 @@ class Training:
         reason = self.elsewhere(info, scope, inherited)
         if reason is not None:
             return reason
+        branch = ev.data.get("branch")
+        if branch is not None and branch[2]:
+            # set in a branch that leaves the function (`if args.test_only: ...; return`)
+            # while the training starts further down that function: it never gets there
+            for ref, span in self.chain:
+                if ref == (info.module, scope) and span is not None and span[0] > branch[2]:
+                    return (
+                        f"set on {line_words(info, ev.line)} in a branch that leaves `{scope}` before training starts "
+                        f"({line_words(info, span[0])}), so it does not govern that training"
+                    )
         hit = self.steps.get(id(ev))
         if hit is not None and self.start_step is not None and hit[0] > self.start_step:
             # the statement that trains, in the innermost body the flag and the training share

@@ -257,3 +257,28 @@ def test_registries_follow_edits(tmp_path):
     kinds, seen = _compare_after_edits(tmp_path, REGISTRY_EDITS)
     assert kinds == {False}
     assert [sorted(f.code for f in found) for found in seen] == [["RPL101", "RPL401", "RPL403"], ["RPL401", "RPL403"], []]
+
+
+# A function picked by what another returns (`get_fn(kind)(...)`): editing what it returns
+# changes what the program reaches.
+RETURNED = {
+    "data.py": (
+        "import random\n\n\ndef plain(n):\n    return list(range(n))\n\n\n"
+        "def shuffled(n):\n    out = list(range(n))\n    random.shuffle(out)\n    return out\n\n\n"
+        "def get_fn(kind):\n    if kind == 'plain':\n        return plain\n    return list\n"
+    ),
+    "main.py": "import sys\n\nfrom data import get_fn\n\nif __name__ == '__main__':\n    print(get_fn(sys.argv[1])(8))\n",
+}
+
+RETURNED_EDITS = [
+    ("data.py", "    return list\n", "    return shuffled\n"),  # the other branch now hands back a drawing function
+    ("data.py", "        return plain\n", "        return sorted\n"),  # a builtin: nothing of the project
+    ("data.py", "    return shuffled\n", "    return None\n"),
+]
+
+
+def test_returned_functions_follow_edits(tmp_path):
+    _write(tmp_path, RETURNED)
+    kinds, seen = _compare_after_edits(tmp_path, RETURNED_EDITS)
+    assert kinds == {False}
+    assert [sorted(f.code for f in found) for found in seen] == [["RPL101"], ["RPL101"], []]

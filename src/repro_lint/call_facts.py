@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.extract_hooks import LITERAL_TYPES
-from repro_lint.model import NAME_REF, REF_CALL, REF_WORKER, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.model import NAME_REF, REF_CALL, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -94,6 +94,10 @@ class CallFacts:
                 if name and isinstance(key, str):
                     self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
                 self._registry_call(container, node)  # type: ignore[attr-defined]
+            elif tf is ast.Call:  # `get_dataset_fn(kind)(args)`: what the inner call returns is called
+                inner = self.r.qualify(func.func)  # type: ignore[attr-defined]
+                if inner and inner.split(".", 1)[0] not in self.m.external_roots:
+                    self.add_call(RETURNED + inner, None, node)
         if node is self.value_call:
             self.value_qual = qual
         m = self.m

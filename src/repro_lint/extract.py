@@ -35,6 +35,7 @@ from repro_lint.model import (
     MAIN_SCOPE,
     MODULE_SCOPE,
     REGISTRIES,
+    RETURNS,
     STAR_IMPORTS,
     ClassInfo,
     Event,
@@ -290,6 +291,14 @@ class Extractor(CallFacts):
         for qual in quals:
             self.add_call(qual, None, node)
 
+    def _returned(self, value: ast.AST) -> None:
+        """`return get_csv_dataset` in a function: a project function handed back by name."""
+        qual = self.r.qualify(value)
+        if qual and qual.split(".", 1)[0] not in self.m.external_roots:
+            returns = self.info.extra.setdefault(RETURNS, {}).setdefault(self.scope, [])
+            if qual not in returns:
+                returns.append(intern(qual))
+
     def _module_layout(self, body: list[ast.stmt]) -> None:
         """Where the docstring, `__future__` imports and the leading import block end."""
         end = 0
@@ -350,6 +359,10 @@ class Extractor(CallFacts):
     def _visit_stmt(self, stmt: ast.stmt) -> None:
         t = type(stmt)
         if t in _SIMPLE_STATEMENTS:  # the commonest case first (`_visit_header`, written out)
+            if t is ast.Return and self.func is not None:
+                v = stmt.value  # type: ignore[attr-defined]
+                if type(v) is _Name or type(v) is _Attribute:
+                    self._returned(v)
             calls = iter_calls(stmt.value if t is _Expr else stmt)  # type: ignore[attr-defined]
             if len(calls) > 1:
                 calls.sort(key=call_order)

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Optional
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, NAME_REF, REGISTRIES, STAR_IMPORTS, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
 from repro_lint.program import Program  # noqa: F401  (rules import it from here)
 from repro_lint.scope_walk import ScopeRef, ScopeWalk
 
@@ -327,6 +327,12 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         functions called `m` in the modules the calling module imports, directly or not: an
         object's class is defined in a module that was loaded, and matching every function
         of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
+        if marker is not None and marker.startswith(RETURNED):
+            key = (method, info.module, marker)
+            hit = self._method_cache.get(key)
+            if hit is None:
+                hit = self._method_cache[key] = self._returned_by(marker[len(RETURNED):], info)
+            return hit
         stars = self.star_imports.get(info.module) if self.star_imports and (marker is None or marker == NAME_REF) else None
         if method not in self.by_name and not stars:
             # no project function has this name (most calls of a library's methods): the
@@ -352,6 +358,16 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                         break
         self._method_cache[key] = out
         return out
+
+    def _returned_by(self, qual: str, info: ModuleInfo) -> tuple[str, ...]:
+        """The project functions that the functions `qual` names return by name."""
+        out: list[str] = []
+        for key in self.resolve(qual, info):
+            mod, scope = self.scope_of(key)
+            minfo = self.modules[mod]
+            for returned in minfo.summary(RETURNS).get(scope, ()):
+                out.extend(self.resolve(returned, minfo))
+        return tuple(dict.fromkeys(out))
 
     def _visible_named(self, method: str, visible: "int | tuple[int, ...]") -> tuple[str, ...]:
         """Functions called `method` defined in the `visible` modules, in project order."""

@@ -31,7 +31,7 @@ from typing import Iterable, Optional
 from repro_lint import framework_reach
 from repro_lint.index import ProjectIndex, ScopeRef
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, STAR_IMPORTS, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, RETURNS, STAR_IMPORTS, ModuleInfo
 
 
 class RebuildNeeded(Exception):
@@ -62,6 +62,7 @@ def outline(info: ModuleInfo) -> tuple:
         frozenset(imp[0] for imp in info.imports),
         tuple(info.summary(STAR_IMPORTS)),
         tuple(sorted(info.summary(REGISTRIES).items())),
+        tuple(sorted((k, tuple(v)) for k, v in info.summary(RETURNS).items())),
         config_outline(info),
     )
 

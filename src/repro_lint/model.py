@@ -255,6 +255,13 @@ SUMMARIES[STAR_IMPORTS] = lambda info: info.extra.get(STAR_IMPORTS, ())
 # call any of them, which the index resolves for the modules that import the dict
 REGISTRIES = "registries"
 SUMMARIES[REGISTRIES] = lambda info: info.extra.get(REGISTRIES, {})
+# ModuleInfo.extra key: per function scope, the project functions it returns by name
+# (`return get_csv_dataset`): a call of what a call of it gives (`get_dataset_fn(kind)(args)`,
+# recorded with the `RETURNED` marker) may call any of them
+RETURNS = "returns"
+SUMMARIES[RETURNS] = lambda info: info.extra.get(RETURNS, {})
+# Call target marker: `RETURNED + "<qualified callee>"` for a call of a call's result
+RETURNED = "@returned:"
 
 
 # -- bodies kept marshalled in memory (a large project's cold check) ----------------------

@@ -23,7 +23,7 @@ from typing import Iterable, Optional
 
 from repro_lint import framework_reach
 from repro_lint.index import Program, ProjectIndex
-from repro_lint.model import MAIN_SCOPE, REGISTRIES, STAR_IMPORTS, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, REGISTRIES, RETURNS, STAR_IMPORTS, ModuleInfo
 
 
 def outline_digest(info: ModuleInfo) -> str:
@@ -46,6 +46,7 @@ def outline_digest(info: ModuleInfo) -> str:
         tuple(sorted({imp[0] for imp in info.imports})),
         tuple(info.summary(STAR_IMPORTS)),
         tuple(sorted(info.summary(REGISTRIES).items())),
+        tuple(sorted((k, tuple(v)) for k, v in info.summary(RETURNS).items())),
         bool(info.summary(framework_reach.FACTORY)),
     )
     return hashlib.blake2b(repr(outline).encode(), digest_size=12).hexdigest()

@@ -34,7 +34,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Optional
 
-from repro_lint.model import REF_WORKER, REGISTRIES
+from repro_lint.model import REF_WORKER, REGISTRIES, RETURNED, RETURNS
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index import ProjectIndex, ScopeRef
@@ -53,6 +53,8 @@ def call_name(call: tuple) -> str:
     """The name a recorded call reaches functions by (the same split as `callees`)."""
     target = call[0]
     if target is None or target[0] == "@":
+        if target is not None and target.startswith(RETURNED):  # by the returning function's name
+            return target.rpartition(".")[2]
         return call[1]
     return target.rpartition(".")[2]
 
@@ -127,10 +129,14 @@ def seed_callers(index: ProjectIndex) -> frozenset[ScopeRef]:
         for name, target in info.exports.items():
             if not (target == name or target.endswith("." + name)):
                 aliases.setdefault(_tail(target), []).append(name)
-        # an item of a dict of callables called in another module is a call by the dict's name
+        # an item of a dict of callables called in another module is a call by the dict's name,
+        # and a function returned and called, a call by the name of the function returning it
         for name, values in info.summary(REGISTRIES).items():
             for value in values:
                 aliases.setdefault(_tail(value), []).append(name)
+        for scope, values in info.summary(RETURNS).items():
+            for value in values:
+                aliases.setdefault(_tail(value), []).append(_tail(scope))
     factory_names = [_tail(f) for f in m.factories]
     configured: Optional[frozenset] = None
     by_name: dict[str, dict[str, list]] = {}  # module -> call name -> [(scope, call)], made as needed

@@ -24,6 +24,8 @@ _NO_NAMES: frozenset = frozenset()
 _BUILTINS = frozenset(dir(builtins))
 # ModuleInfo.extra key: calls of items of a container: (scope, container name, key, line, no_grad)
 ITEM_CALLS = "item_calls"
+# ModuleInfo.extra key: objects seeded by a method after they are made: (owner, dotted name, method)
+RESEEDED = "reseeded"
 
 
 def r_dotted(node: ast.AST) -> Optional[str]:
@@ -113,6 +115,8 @@ class CallFacts:
                     self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
                 if seeder is not None:  # `fabric.seed_everything(seed)`
                     self._seed_event(node, seeder, seeder.name)
+            if method in m.reseed_method_names and (node.args or node.keywords):
+                self._reseeded(func.value, method)  # type: ignore[attr-defined]
             if method in m.train_methods:
                 self.add("train", node, what=method)
                 self._torch_use(node)
@@ -175,6 +179,17 @@ class CallFacts:
             hooks = self.hooks_for_plain.get(last, self.hooks_any_plain)  # type: ignore[arg-type]
         for hook in hooks:
             hook(self, node, qual)
+
+    def _reseeded(self, recv: ast.AST, method: str) -> None:
+        """`self.rng.seed(seed)`: the object under that name is seeded here (RPL102 leaves a
+        generator made unseeded and kept there alone). Kept by owner: the class for `self.x`
+        in a method, else the scope."""
+        dotted = r_dotted(recv)
+        if dotted is None:
+            return
+        fn = self.func
+        owner = self.scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and dotted.startswith("self.") else self.scope
+        self.info.extra.setdefault(RESEEDED, []).append((owner, dotted, method))
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the

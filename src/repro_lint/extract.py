@@ -587,7 +587,7 @@ class Extractor(CallFacts):
         for ev in reversed(events):
             if ev.line < line:
                 break  # events are recorded in statement order: the rest come before
-            if ev.kind == "draw" and start <= (ev.line, ev.col) <= end:
+            if (ev.kind == "draw" or ev.kind == "gen") and start <= (ev.line, ev.col) <= end:
                 ev.data["assigned"] = name
 
 

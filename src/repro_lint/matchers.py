@@ -108,6 +108,9 @@ class Matchers:
             )
             for g in rng["generators"]
         }
+        # generator constructor -> the method that reseeds its object (`random.Random().seed`)
+        self.reseed_methods: dict[str, str] = {g["name"]: g["reseed-method"] for g in rng["generators"] if "reseed-method" in g}
+        self.reseed_method_names = frozenset(self.reseed_methods.values())
         self.known_packages = frozenset(rng["known-packages"])
         self.seed_name = re.compile(rng["seed-name-pattern"], re.IGNORECASE)
         self._seeder_names: dict[str, bool] = {}

@@ -11,6 +11,7 @@ from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, line_words, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
+from repro_lint.call_facts import RESEEDED
 from repro_lint.seed_reach import seed_callers
 
 MAX_RELATED = 20
@@ -164,7 +165,7 @@ def _reached_with_intent(ctx: Context, info: ModuleInfo, scope: str) -> bool:
 def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     gens = {g["name"]: g for g in catalog.load("rng")["generators"]}
     for scope, ev in info.all_events("gen"):
-        if not _reached_with_intent(ctx, info, scope):
+        if not _reached_with_intent(ctx, info, scope) or _reseeded(ctx, info, scope, ev):
             continue
         api = ev.data["api"]
         fix = None
@@ -185,6 +186,18 @@ def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             "seeded; pass the program's seed", unfixed(why),
         )
         yield ctx.finding("RPL102", info, ev, f"`{api}` is created without a seed", fix=fix, help=help)
+
+
+def _reseeded(ctx: Context, info: ModuleInfo, scope: str, ev: Event) -> bool:
+    """Whether the object the generator is kept in is seeded later by its reseed method
+    (`self.rng = random.Random()`, then `self.rng.seed(seed)` in another method)."""
+    name = ev.data.get("assigned")
+    method = ctx.index.m.reseed_methods.get(ev.data["api"])
+    if not name or not method:
+        return False
+    fn = info.functions.get(scope)
+    owner = scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and name.startswith("self.") else scope
+    return (owner, name, method) in {tuple(r) for r in info.extra.get(RESEEDED, ())}
 
 
 # -- RPL103 ---------------------------------------------------------------------------

@@ -454,10 +454,8 @@ class Planner:
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             stmt = cst.parse_statement(imp.code + "\n")
-            self._add_item(
-                self.module, index,
-                _Item(_IMPORTS, self.imports.section(imp.module), 0, [stmt], "import", self.imports.section(imp.module), imp.module.lower()),
-            )
+            section = self.imports.layout_section(imp)
+            self._add_item(self.module, index, _Item(_IMPORTS, section, 0, [stmt], "import", section, imp.module.lower()))
         if self.moved:
             inner = _Transformer(self, blocks=False)
             for point in self.points.values():

@@ -63,6 +63,9 @@ class Imports:
         self.project_roots = project_roots
         self.aliases = aliases
         self.new: list[NewImport] = []
+        # new imports placed in a group that mixes sections (`_merged_group`): the section
+        # they are laid out in there
+        self.joined: dict[str, int] = {}
 
     # -- naming a module -------------------------------------------------------------
     def ref(self, module: str, ctx: Context, local_ok: bool) -> tuple[str, Optional[str]]:
@@ -254,7 +257,36 @@ class Imports:
         if mine == FUTURE:
             return runs[0][0][0]
         run = next((r for r in runs if any(ln[1] == mine for ln in r)), runs[0])
-        return self._place_in_run(run, mine, self._sort_key("import", imp.module, imp.alias or ""))
+        key = self._sort_key("import", imp.module, imp.alias or "")
+        merged = self._merged_group(run, mine)
+        if merged is not None:
+            at = next((ln for ln in merged if ln[4] > key), None)
+            # it joins that group: laid out as the line it goes before (or after) is
+            self.joined[imp.module] = (at or merged[-1])[1]
+            return at[0] if at is not None else merged[-1][0] + 1
+        return self._place_in_run(run, mine, key)
+
+    def layout_section(self, imp: NewImport) -> int:
+        """The section a new import is laid out in: its own, or that of the group it joins."""
+        return self.joined.get(imp.module, self.section(imp.module))
+
+    def _merged_group(self, run: list, mine: int) -> Optional[list]:
+        """A group of import lines (between blank lines) that holds the new import's section
+        interleaved with another, all in one sorted order: the project's sorter takes them
+        as one section (its own modules unknown to it), so the new line goes at its sorted
+        place among all of them."""
+        body = self.layout.module.body
+        groups: list[list] = [[]]
+        for ln in run:
+            stmt = body[ln[0]]
+            if groups[-1] and any(isinstance(e, cst.EmptyLine) and e.comment is None for e in getattr(stmt, "leading_lines", ())):
+                groups.append([])
+            groups[-1].append(ln)
+        for group in groups:
+            sections = [ln[1] for ln in group]
+            if mine in sections and sections != sorted(sections) and [ln[4] for ln in group] == sorted(ln[4] for ln in group):
+                return group
+        return None
 
     def place_in_body(self, body: list, end: int, stmt: cst.CSTNode) -> tuple[int, int, str]:
         """Where an import statement goes among the import lines just before index `end` of

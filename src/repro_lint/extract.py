@@ -18,8 +18,8 @@ from sys import intern
 from typing import Any, Optional
 
 from repro_lint.call_facts import CallFacts, r_dotted
+from repro_lint.callable_values import CallableValues
 from repro_lint.deep_stack import run_deep
-from repro_lint.framework_reach import METHOD_ALIASES
 from repro_lint.extract_hooks import (  # noqa: F401  (rule families register through `extract`)
     ASSIGN_HOOKS,
     CALL_HOOK_LITERALS,
@@ -30,12 +30,11 @@ from repro_lint.extract_hooks import (  # noqa: F401  (rule families register th
     CallHook,
     call_hook_table,
 )
+from repro_lint.framework_reach import METHOD_ALIASES
 from repro_lint.matchers import Matchers
 from repro_lint.model import (
     MAIN_SCOPE,
     MODULE_SCOPE,
-    REGISTRIES,
-    RETURNS,
     STAR_IMPORTS,
     ClassInfo,
     Event,
@@ -62,9 +61,6 @@ _Constant = ast.Constant
 _Expr = ast.Expr
 _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
-_NO_REGISTRIES: dict = {}
-# larger dict literals are data tables, not registries of callables
-_MAX_REGISTRY = 256
 # ModuleInfo.extra keys: per scope, the (first, last) lines of `with torch.no_grad():` blocks;
 # objects built into a container under a literal key, by the position of the building call:
 # (container name, key) (calls of such items: `call_facts.ITEM_CALLS`)
@@ -95,7 +91,7 @@ def _leaves(body: list) -> bool:
     return False
 
 
-class Extractor(CallFacts):
+class Extractor(CallFacts, CallableValues):
     """The walk of one file: statements, scopes and bindings (calls: `CallFacts`)."""
 
     def __init__(self, info: ModuleInfo, text: str, matchers: Matchers) -> None:
@@ -247,57 +243,6 @@ class Extractor(CallFacts):
                 for handler in getattr(stmt, "handlers", ()):
                     self._prebind(handler.body)
                 self._prebind(stmt.orelse)
-
-    def _module_registries(self, body: list[ast.stmt]) -> None:
-        """Module-level dicts of project callables (`DiT_models = {"DiT-XL/2": DiT_XL_2, ...}`),
-        read once every module-level name is bound: modules that import one call its items."""
-        for stmt in body:
-            if type(stmt) is ast.Assign and type(stmt.value) is ast.Dict and len(stmt.targets) == 1 and type(stmt.targets[0]) is _Name:
-                quals = self._callables_in(stmt.value)
-                if quals:
-                    self.info.extra.setdefault(REGISTRIES, {})[stmt.targets[0].id] = quals
-
-    def _callables_in(self, value: ast.Dict) -> tuple[str, ...]:
-        """The project callables a dict literal's values name (names and dotted names that
-        resolve outside the libraries the catalogs know), in order, each once."""
-        if len(value.values) > _MAX_REGISTRY:
-            return ()
-        out: dict[str, None] = {}
-        roots = self.m.external_roots
-        for v in value.values:
-            if type(v) is _Name or type(v) is _Attribute:
-                qual = self.r.qualify(v)
-                if qual and qual.split(".", 1)[0] not in roots:
-                    out[intern(qual)] = None
-        return tuple(out)
-
-    def _registry_call(self, container: ast.AST, node: ast.Call) -> None:
-        """`MODELS[args.arch](...)`: a call of an item of a dict of callables may call any of
-        them (as a method call on an object of unknown type reaches every method of its name)."""
-        quals: Optional[tuple[str, ...]] = None
-        if type(container) is _Name:
-            name = container.id  # type: ignore[attr-defined]
-            if self.local_registries:
-                quals = self.local_registries.get((self.scope, name))
-            if quals is None and self.r.is_unbound(name):
-                quals = self.info.extra.get(REGISTRIES, _NO_REGISTRIES).get(name)
-        if quals is None:
-            # a dict another module defines (`from models import DiT_models`): the index
-            # resolves the name to its values
-            qual = self.r.qualify(container)
-            if not qual or qual.split(".", 1)[0] in self.m.external_roots:
-                return
-            quals = (qual,)
-        for qual in quals:
-            self.add_call(qual, None, node)
-
-    def _returned(self, value: ast.AST) -> None:
-        """`return get_csv_dataset` in a function: a project function handed back by name."""
-        qual = self.r.qualify(value)
-        if qual and qual.split(".", 1)[0] not in self.m.external_roots:
-            returns = self.info.extra.setdefault(RETURNS, {}).setdefault(self.scope, [])
-            if qual not in returns:
-                returns.append(intern(qual))
 
     def _module_layout(self, body: list[ast.stmt]) -> None:
         """Where the docstring, `__future__` imports and the leading import block end."""

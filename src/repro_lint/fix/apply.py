@@ -604,7 +604,21 @@ class _Transformer(cst.CSTTransformer):
                         moved = _with_blank_prefix(moved, 1)  # still apart from the new import of the section before
                     out[first] = moved
                     nxt = nxt.with_changes(leading_lines=[])
+        if nxt is not None and out:
+            nxt = _without_commented_copies(nxt, out)
         return out, nxt
+
+
+def _without_commented_copies(nxt, inserted: list):
+    """The next statement without the comment lines above it that spell a statement just
+    inserted (`# random.seed(seed)` under a new `random.seed(seed)`): the user's commented-out
+    copy of what the fix now does."""
+    lines = getattr(nxt, "leading_lines", ())
+    if not any(line.comment is not None for line in lines):
+        return nxt
+    texts = {cst.Module(body=[stmt]).code.strip() for stmt in inserted if isinstance(stmt, cst.SimpleStatementLine)}
+    kept = [line for line in lines if line.comment is None or line.comment.value.lstrip("#").strip() not in texts]
+    return nxt if len(kept) == len(lines) else nxt.with_changes(leading_lines=kept)
 
 
 def _guarded(items: list) -> list:

@@ -32,7 +32,7 @@ from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, seed_settings
-from repro_lint.rules.training import trains, training_of
+from repro_lint.rules.training import Launch, _launchers, trains, training_of
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -551,15 +551,16 @@ def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -
     """Where the seeding goes when the first draw happens in a process that a launcher
     (`mp.spawn`, submitit) starts to train: at the start of the function it runs, since a
     seed set in the parent does not pass to that process. None when the draws start here."""
-    training = training_of(ctx, program)
-    if not training.launches:
+    launches = training_of(ctx, program).launches or draw_launches(ctx, program)
+    if not launches:
         return None
-    launch = training.launches[0]
+    launch = launches[0]
     ev = launch.event
     start, end = (ev.line, ev.col), (ev.end_line, ev.end_col)
-    # the first draw is the launch itself, or what it is handed (`submit(Job(args))`)
+    # the first draw is the launch itself, or what it is handed (`submit(Job(args))`); or the
+    # path to the draws ends in the body that launches (the function handed over draws)
     firsts = [first.pos[:2] for _, first, _ in bodies if first is not None]
-    if firsts and not any(start <= at <= end for at in firsts):
+    if firsts and not any(start <= at <= end for at in firsts) and not _launched_here(program, launch, bodies):
         return None
     mod, scope = ctx.index.scope_of(launch.target)
     tinfo = ctx.index.modules[mod]
@@ -577,6 +578,37 @@ def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -
     if found is not None and found[1] is not None:
         return Place("after", anchor=found[1], seed=spec, module=tinfo.module, path=path)
     return Place("body-start", function=scope, seed=spec, module=tinfo.module, path=path)
+
+
+def _launched_here(program: Program, launch, bodies: list) -> bool:
+    """Whether the innermost body of the chain (in the entry module) makes the launch and
+    draws nothing itself, or draws by calling the launched function directly as well (one
+    GPU: `worker(0, args)`, several: `mp.spawn(worker, ...)`): its start is where both go."""
+    scope, first, _ = bodies[-1]
+    if first is not None and launch.target in first.keys:
+        return True
+    if first is not None or launch.info is not program.entry:
+        return False
+    fn = launch.info.functions.get(scope)
+    line = launch.event.line
+    if fn is None:
+        return scope in (MODULE_SCOPE, MAIN_SCOPE)
+    return fn.line <= line <= (fn.end_line or fn.line)
+
+
+def draw_launches(ctx: Context, program: Program) -> list:
+    """The hand-offs to process launchers (`mp.spawn`, submitit) of the program, whatever the
+    function they run does: where its draws happen when it trains nothing (an evaluation
+    spread over GPUs), which `training_of` does not follow."""
+    out = []
+    launchers = _launchers()
+    for info, _, ev in program.events("handoff"):
+        runs = launchers.get(ev.data["api"])
+        if runs is None or ev.data["target"] is None:
+            continue
+        for key in ctx.index.resolve(ev.data["target"], info):
+            out.append(Launch(info, ev, key, runs))
+    return out
 
 
 def _beside_launched_seed(ctx: Context, program: Program, info: ModuleInfo, scope: str, source: str) -> Optional[Place]:

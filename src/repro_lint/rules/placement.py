@@ -258,6 +258,10 @@ def _config_names(ctx: Context, program: Program, info: ModuleInfo, scope: str, 
     # arguments parsed here by a parser this module builds have this module's options only
     own = seed_settings.own_options(info)
     for name, span, how in parsed:
+        if how.startswith(seed_settings.DATACLASS):  # `training_args.seed`
+            if span is None or (span[0], span[1]) < pos:
+                out.append((f"{name}.{how[len(seed_settings.DATACLASS):]}", span))
+            continue
         options = own if how == "parse" and own is not None else settings.options
         if options and (span is None or (span[0], span[1]) < pos):
             out.append((f"{name}.{options[0]}", span))

@@ -30,10 +30,20 @@ from repro_lint.model import ModuleInfo
 from repro_lint.syntax import argparse_dest
 
 FACTS = "seed_settings"
+# how a name is bound to parsed settings (`parsed`): "dataclass:<seed attribute>" for the object
+# a dataclass parser fills from a class that carries the seed
+DATACLASS = "dataclass:"
 _PARSE_METHODS = frozenset(["parse_args", "parse_known_args"])
 # Hydra configs: a top-level `seed:` key in a YAML file of the config folder
 _YAML_SEED = re.compile(r"^(seed|random_seed|rng_seed)\s*:")
 YAML_MAX_BYTES = 1 << 20
+
+
+@functools.lru_cache(maxsize=1)
+def dataclass_parsers() -> tuple[frozenset, frozenset]:
+    """(parser classes, their parse methods) of `frameworks.toml` `dataclass-parsers`."""
+    items = catalog.load("frameworks").get("dataclass-parsers", ())
+    return frozenset(c for i in items for c in i["calls"]), frozenset(m for i in items for m in i["methods"])
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,6 +80,10 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 options.append(dest)
             if _may_be_none(node):
                 facts.setdefault("none", []).append(dest)
+    elif method in dataclass_parsers()[1]:
+        _dataclasses_parsed(ex, node)
+    elif qual in dataclass_parsers()[0]:
+        _dataclass_parser(ex, node)
     elif method in _PARSE_METHODS:
         facts = _facts(ex)
         if ex.scope not in facts["parsers"]:
@@ -81,6 +95,35 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 target = target.elts[0]
             if isinstance(target, ast.Name):
                 _parsed(ex, target.id, stmt, "parse")
+
+
+def _dataclass_parser(ex: Extractor, node: ast.Call) -> None:
+    """`parser = HfArgumentParser((ModelArguments, TrainingArguments))`: the classes it fills,
+    in order, kept for the scope's parse call (walk state, not stored)."""
+    stmt = ex.stmt_node
+    if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return
+    arg = node.args[0] if node.args else next((kw.value for kw in node.keywords if kw.arg == "dataclass_types"), None)
+    items = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg] if arg is not None else []
+    classes = [ex.r.qualify(item) if isinstance(item, (ast.Name, ast.Attribute)) else None for item in items]
+    ex.__dict__.setdefault("_dataclass_parsers", {})[(ex.scope, stmt.targets[0].id)] = classes
+
+
+def _dataclasses_parsed(ex: Extractor, node: ast.Call) -> None:
+    """`model_args, training_args = parser.parse_args_into_dataclasses()`: the name bound to
+    the object of a class that carries the seed (`TrainingArguments.seed`) is parsed settings."""
+    recv = node.func.value  # type: ignore[attr-defined]
+    parsers = ex.__dict__.get("_dataclass_parsers")
+    classes = parsers.get((ex.scope, recv.id)) if parsers and isinstance(recv, ast.Name) else None
+    stmt = ex.stmt_node
+    if not classes or not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1):
+        return
+    target = stmt.targets[0]
+    targets = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    seeds = ex.m.seed_arguments
+    for cls, name in zip(classes, targets):
+        if cls in seeds and isinstance(name, ast.Name):
+            _parsed(ex, name.id, stmt, "dataclass:" + seeds[cls])
 
 
 def _may_be_none(node: ast.Call) -> bool:
@@ -145,7 +188,9 @@ def _attr(ex: Extractor, cls: str, attr: str) -> None:
 
 
 extract.CALL_HOOKS.append(_on_call)
-extract.CALL_HOOK_NAMES[_on_call] = lambda: frozenset(["add_argument", *_PARSE_METHODS])
+extract.CALL_HOOK_NAMES[_on_call] = lambda: frozenset(
+    ["add_argument", *_PARSE_METHODS, *dataclass_parsers()[1], *(c.rpartition(".")[2] for c in dataclass_parsers()[0])]
+)
 extract.ASSIGN_HOOKS.append(_on_assign)
 
 
@@ -176,7 +221,7 @@ def parsed_bindings(info: ModuleInfo, scope: str, parser_functions: set) -> list
     scope) or the parser function called."""
     out = []
     for name, span, how in facts_of(info)["parsed"].get(scope, ()):
-        if how == "parse" or how in parser_functions or how.rpartition(".")[2] in parser_functions:
+        if how == "parse" or how.startswith(DATACLASS) or how in parser_functions or how.rpartition(".")[2] in parser_functions:
             out.append((name, tuple(span), how))
     return out
 

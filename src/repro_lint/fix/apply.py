@@ -542,9 +542,10 @@ class _Transformer(cst.CSTTransformer):
         out: list = []
         prev = before[-1] if before else None
         prev_section = sections.section_of_statement(prev) if is_module or is_import_line(prev) else -1
+        apart = sections.separates_sections()
         for item in imports:
             stmt = item.stmts[0]
-            blank = 1 if prev is not None and prev_section != item.section else 0
+            blank = 1 if prev is not None and prev_section != item.section and apart else 0
             out.append(_with_blank_prefix(stmt, blank))
             prev, prev_section = stmt, item.section
         first_other = True
@@ -593,7 +594,7 @@ class _Transformer(cst.CSTTransformer):
                 nxt = _with_blank_prefix(nxt, 1)
             elif not others and imports and (is_module or is_import_line(nxt)):
                 nxt_section = sections.section_of_statement(nxt)
-                if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1:
+                if nxt_section != OTHER and nxt_section != imports[-1].section and _blank_prefix(nxt) < 1 and apart:
                     nxt = _with_blank_prefix(nxt, 1)
                 elif nxt_section == imports[-1].section:
                     # joining the section of the next import: its blank line and header comments

@@ -266,6 +266,16 @@ class Imports:
             return at[0] if at is not None else merged[-1][0] + 1
         return self._place_in_run(run, mine, key)
 
+    def separates_sections(self) -> bool:
+        """Whether the import block keeps its sections apart with blank lines (False when two
+        lines of different sections follow each other directly: the project does not)."""
+        body = self.layout.module.body
+        for run in self._runs():
+            for a, b in zip(run, run[1:]):
+                if a[1] != b[1] and b[0] == a[0] + 1 and not any(isinstance(e, cst.EmptyLine) for e in getattr(body[b[0]], "leading_lines", ())):
+                    return False
+        return True
+
     def layout_section(self, imp: NewImport) -> int:
         """The section a new import is laid out in: its own, or that of the group it joins."""
         return self.joined.get(imp.module, self.section(imp.module))

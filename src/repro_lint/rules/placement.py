@@ -548,7 +548,17 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
                 return at_start(scope, spec)
     if top == MODULE_SCOPE and library:
         return "the program's main body is the module level of a module other modules import, and it has no seed setting to use"
-    return at_start(top, SeedSpec(None, str(ctx.settings.get("seed", 0))))
+    spec = SeedSpec(None, str(ctx.settings.get("seed", 0)))
+    first = bodies[0][1]
+    parsed = _parsing_end(ctx, program, entry, top, first.pos if first is not None else _END)
+    return Place("after", anchor=parsed, seed=spec) if parsed is not None else at_start(top, spec)
+
+
+def _parsing_end(ctx: Context, program: Program, info: ModuleInfo, scope: str, limit: tuple) -> Optional[tuple]:
+    """The span of the last statement of a body that binds the parsed command line before
+    `limit` (`args = parser.parse_args()`): a program's seeding goes after it (spec "Fixes" 3)."""
+    spans = [span for _, span in seed_settings.parsed_names(info, scope, _settings(ctx, program).parser_functions) if (span[0], span[1]) < limit]
+    return max(spans) if spans else None
 
 
 def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -> Optional[Placed]:

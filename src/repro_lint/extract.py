@@ -103,6 +103,10 @@ class Extractor(CallFacts, CallableValues):
         self.lines = split_lines(text) if not text.isascii() else None
         self.scope = MODULE_SCOPE
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
+        # the span of the statement that events were last added in, and that statement: the
+        # events of one statement share one tuple (and keep sharing it packed or cached)
+        self._stmt_span: Optional[tuple] = None
+        self._stmt_spanned: Optional[ast.stmt] = None
         self.no_grad = 0
         # the `if` whose body is being walked, innermost last (None: an `else` branch);
         # seeds and flags record theirs, so that a fix can repeat the user's condition
@@ -163,7 +167,14 @@ class Extractor(CallFacts, CallableValues):
             data["branch"] = self.branches[-1]
         line, col, end_line, end_col = self.span(node)
         stmt = self.stmt_node
-        ev = Event(kind, line, col, end_line, end_col, self.span(stmt) if stmt is not None else (line, col, end_line, end_col), data)
+        if stmt is None:
+            stmt_span = (line, col, end_line, end_col)
+        elif stmt is self._stmt_spanned:
+            stmt_span = self._stmt_span
+        else:
+            stmt_span = self._stmt_span = self.span(stmt)
+            self._stmt_spanned = stmt
+        ev = Event(kind, line, col, end_line, end_col, stmt_span, data)
         events = self.info.events.get(self.scope)
         if events is None:
             events = self.info.events[self.scope] = []

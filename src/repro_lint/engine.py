@@ -622,6 +622,7 @@ def check_index(
         ]
     errors: list[str] = []
     unique = _findings(ctx, targets, errors, False)
+    ctx.release()
     return unique, errors
 
 

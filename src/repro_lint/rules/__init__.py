@@ -7,6 +7,7 @@ project index in `ctx`; the engine filters its findings (targets, selection, noq
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -38,6 +39,13 @@ class Context:
     # how many modules the rules check (all, or a few named files of a large project):
     # project-wide shortcuts pay only when a good part of the project is checked
     checked: int = field(default=0, repr=False)
+
+    def release(self) -> None:
+        """Let go of what rules worked out and keep here (some of it refers back to this
+        context: a check runs without the cycle collector, and it would outlive the check)."""
+        fields = {f.name for f in dataclasses.fields(self)}
+        for key in [k for k in self.__dict__ if k not in fields]:
+            del self.__dict__[key]
 
     @property
     def programs(self) -> list[Program]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from repro_lint import catalog
-from repro_lint.index import Program
+from repro_lint.index import Program, ProjectIndex
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, line_words
 
@@ -71,7 +71,9 @@ class Launch:
 
 @dataclass
 class Training:
-    program: Program
+    # (the program's index, not the program: `_CACHE`'s entry for a program is let go with it
+    # only while its value does not refer to it)
+    index: ProjectIndex
     launches: list = field(default_factory=list)
     # id(event) -> its step on the walk (events of the `_ASKED` kinds the walk reaches)
     steps: dict = field(default_factory=dict)
@@ -122,7 +124,7 @@ class Training:
         return None
 
     def _late(self, info: ModuleInfo, line: int, start_module: str, start: int) -> str:
-        started = line_words(self.program.index.modules.get(start_module, info), start)
+        started = line_words(self.index.modules.get(start_module, info), start)
         return f"set on {line_words(info, line)}, after training starts ({started}), so it does not govern that training"
 
     def elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
@@ -175,7 +177,7 @@ def trains(ctx: Context, key: str) -> bool:
 
 def _analyse(ctx: Context, program: Program) -> Training:
     index = ctx.index
-    out = Training(program)
+    out = Training(index)
     launchers = _launchers()
     for info, _, ev in program.events("handoff"):
         runs = launchers.get(ev.data["api"])

@@ -272,7 +272,10 @@ class Imports:
         body = self.layout.module.body
         for run in self._runs():
             for a, b in zip(run, run[1:]):
-                if a[1] != b[1] and b[0] == a[0] + 1 and not any(isinstance(e, cst.EmptyLine) for e in getattr(body[b[0]], "leading_lines", ())):
+                if (
+                    a[1] != b[1] and a[1] != FUTURE and b[0] == a[0] + 1  # (`from __future__` lines say little)
+                    and not any(isinstance(e, cst.EmptyLine) for e in getattr(body[b[0]], "leading_lines", ()))
+                ):
                     return False
         return True
 

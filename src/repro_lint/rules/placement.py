@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from repro_lint import catalog
-from repro_lint.extract import CONSTANT_LINES
 from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.module_facts import CONSTANT_LINES
 from repro_lint.rules import Context, seed_settings
-from repro_lint.rules.training import Launch, _launchers, trains, training_of
+from repro_lint.rules.training import Launch, _launchers, training_of, trains
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")

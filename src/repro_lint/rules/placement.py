@@ -32,7 +32,7 @@ from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.module_facts import CONSTANT_LINES
 from repro_lint.rules import Context, seed_settings
-from repro_lint.rules.training import Launch, _launchers, training_of, trains
+from repro_lint.rules.training import draw_launches, training_of, trains
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -563,8 +563,9 @@ def _parsing_end(ctx: Context, program: Program, info: ModuleInfo, scope: str, l
 
 def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -> Optional[Placed]:
     """Where the seeding goes when the first draw happens in a process that a launcher
-    (`mp.spawn`, submitit) starts to train: at the start of the function it runs, since a
-    seed set in the parent does not pass to that process. None when the draws start here."""
+    (`mp.spawn`, submitit) starts: at the start of the function it runs (or beside the torch
+    seed there), since a seed set in the parent does not pass to that process. None when
+    the draws start here."""
     launches = training_of(ctx, program).launches or draw_launches(ctx, program)
     if not launches:
         return None
@@ -608,21 +609,6 @@ def _launched_here(program: Program, launch, bodies: list) -> bool:
     if fn is None:
         return scope in (MODULE_SCOPE, MAIN_SCOPE)
     return fn.line <= line <= (fn.end_line or fn.line)
-
-
-def draw_launches(ctx: Context, program: Program) -> list:
-    """The hand-offs to process launchers (`mp.spawn`, submitit) of the program, whatever the
-    function they run does: where its draws happen when it trains nothing (an evaluation
-    spread over GPUs), which `training_of` does not follow."""
-    out = []
-    launchers = _launchers()
-    for info, _, ev in program.events("handoff"):
-        runs = launchers.get(ev.data["api"])
-        if runs is None or ev.data["target"] is None:
-            continue
-        for key in ctx.index.resolve(ev.data["target"], info):
-            out.append(Launch(info, ev, key, runs))
-    return out
 
 
 def _beside_launched_seed(ctx: Context, program: Program, info: ModuleInfo, scope: str, source: str) -> Optional[Place]:

@@ -152,6 +152,21 @@ class Training:
 _CACHE: "weakref.WeakKeyDictionary[Program, Training]" = weakref.WeakKeyDictionary()
 
 
+def draw_launches(ctx: Context, program: Program) -> list:
+    """The hand-offs to process launchers (`mp.spawn`, submitit) of the program, whatever the
+    function they run does: where its draws happen when it trains nothing (an evaluation
+    spread over GPUs), which `training_of` does not follow."""
+    out = []
+    launchers = _launchers()
+    for info, _, ev in program.events("handoff"):
+        runs = launchers.get(ev.data["api"])
+        if runs is None or ev.data["target"] is None:
+            continue
+        for key in ctx.index.resolve(ev.data["target"], info):
+            out.append(Launch(info, ev, key, runs))
+    return out
+
+
 def training_of(ctx: Context, program: Program) -> Training:
     hit = _CACHE.get(program)
     if hit is None:
@@ -180,15 +195,9 @@ def _analyse(ctx: Context, program: Program) -> Training:
     out = Training(index)
     launchers = _launchers()
     for info, _, ev in program.events("handoff"):
-        runs = launchers.get(ev.data["api"])
-        if runs is None:
-            continue
-        if ev.data["target"] is None:
+        if ev.data["api"] in launchers and ev.data["target"] is None:
             out.unknown_launches.append((info, ev))
-            continue
-        for key in index.resolve(ev.data["target"], info):
-            if trains(ctx, key):
-                out.launches.append(Launch(info, ev, key, runs))
+    out.launches = [launch for launch in draw_launches(ctx, program) if trains(ctx, launch.target)]
     entry = program.entry
     if out.launches:
         starts = [(entry, MODULE_SCOPE)] if any(la.runs == "module" for la in out.launches) else []

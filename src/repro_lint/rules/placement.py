@@ -618,11 +618,15 @@ def _beside_launched_seed(ctx: Context, program: Program, info: ModuleInfo, scop
     from repro_lint.rules import flag_placement  # (it asks this module where seeds go)
 
     site = flag_placement.launched_seed_site(ctx, program, info, scope)
-    if site is None or not isinstance(site.at, Event):
+    if site is None:
         return None
     if any(it.kind == "draw" and source in it.sources and it.pos < site.pos for it in body_items(ctx, site.info, (site.scope,))):
         return None  # drawn there before the seed
-    expr = site.at.data.get("expr")
+    if isinstance(site.at, Event):
+        expr = site.at.data.get("expr")
+    else:  # a call of a seeding helper (`utils.fix_random_seeds(args.seed)`): the seed in scope there
+        found = user_seed(ctx, program, site.info, site.scope, site.pos)
+        expr = found[0].expr if found is not None else None
     if not expr:
         return None
     path = site.info.path if site.info is not program.entry else ""

@@ -130,6 +130,20 @@ def plan(
         a.comma.whitespace_after for a in call.args[:-1]
         if isinstance(a.comma, cst.Comma) and isinstance(a.comma.whitespace_after, cst.ParenthesizedWhitespace)
     ]
+    if (
+        not isinstance(before, cst.ParenthesizedWhitespace) and len(call.args) > 1 and len(breaks) == len(call.args) - 1
+        and not isinstance(call.args[-1].comma, cst.Comma)
+    ):
+        # one per line after the first, aligned under the bracket: the new ones too, unless
+        # such a line would be too long (then black's layout)
+        end_line = lines[span[2] - 1].rstrip("\r\n")
+        lead = len(_leading(end_line))
+        closing = len(end_line) - (span[3] - 1)  # `)` and what follows it
+        widths = [lead + len(text) + (closing if i == len(added) - 1 else 1) for i, text in enumerate(added)]
+        if max(widths) <= limit:
+            return None
+        indent, base = _relative(_leading(lines[span[0] - 1]), stmt_ws)
+        return CallLayout("explode", base + unit, base, indent)
     if isinstance(before, cst.ParenthesizedWhitespace):
         if len(call.args) > 1 and len(breaks) == len(call.args) - 1:
             return None  # one per line: the new argument gets its own line

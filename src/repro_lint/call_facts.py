@@ -28,6 +28,12 @@ ITEM_CALLS = "item_calls"
 RESEEDED = "reseeded"
 
 
+def reseed_owner(scope: str, fn: Any, dotted: str) -> str:
+    """Where an object kept under `dotted` lives, for `RESEEDED`: the class for `self.x` in
+    one of its methods, else the scope."""
+    return scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and dotted.startswith("self.") else scope
+
+
 def r_dotted(node: ast.AST) -> Optional[str]:
     """`opt.seed`: the dotted text of a Name/Attribute chain, else None."""
     parts: list[str] = []
@@ -185,11 +191,8 @@ class CallFacts:
         generator made unseeded and kept there alone). Kept by owner: the class for `self.x`
         in a method, else the scope."""
         dotted = r_dotted(recv)
-        if dotted is None:
-            return
-        fn = self.func
-        owner = self.scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and dotted.startswith("self.") else self.scope
-        self.info.extra.setdefault(RESEEDED, []).append((owner, dotted, method))
+        if dotted is not None:
+            self.info.extra.setdefault(RESEEDED, []).append((reseed_owner(self.scope, self.func, dotted), dotted, method))
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the

@@ -73,23 +73,6 @@ _SOURCE_ORDER = operator.attrgetter("line", "col")
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
-_EXIT_CALLS = frozenset(["sys.exit", "exit", "quit", "os._exit"])
-
-
-def _leaves(body: list) -> bool:
-    """Whether a block ends by leaving its function (`return`, `raise`, `sys.exit(...)`)."""
-    if not body:
-        return False
-    last = body[-1]
-    if type(last) is ast.Return or type(last) is ast.Raise:
-        return True
-    if type(last) is _Expr and type(last.value) is ast.Call:  # type: ignore[attr-defined]
-        func = last.value.func  # type: ignore[attr-defined]
-        name = r_dotted(func)
-        return name in _EXIT_CALLS
-    return False
-
-
 class Extractor(CallFacts, CallableValues, ModuleFacts):
     """The walk of one file: statements, scopes and bindings (calls: `CallFacts`)."""
 
@@ -113,7 +96,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         # the innermost `if` around the statement and its side: (line of the `if`, 0 in its
         # body, 1 in its `else`, the `if`'s last line when that side leaves the function, else
         # 0), for the guarded events (the other side of a user's switch, a test-only branch)
-        self.branches: list[tuple[int, int]] = []
+        self.branches: list[tuple[int, int, int]] = []
         self.func: Optional[FunctionInfo] = None
         self.hooks_for, self.hooks_any, self.hooks_for_plain, self.hooks_any_plain, self.hook_literals = call_hook_table(tuple(CALL_HOOKS))
         self.class_stack: list[str] = []
@@ -264,10 +247,10 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
             end = stmt.end_lineno or stmt.lineno
-            self.branches.append((stmt.lineno, 0, end if _leaves(stmt.body) else 0))  # type: ignore[attr-defined]
+            self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.guards[-1] = None
-            self.branches[-1] = (stmt.lineno, 1, end if _leaves(stmt.orelse) else 0)  # type: ignore[attr-defined]
+            self.branches[-1] = (stmt.lineno, 1, end if self._leaves(stmt.orelse) else 0)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
             self.guards.pop()
             self.branches.pop()
@@ -337,6 +320,20 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             texts = [f"({x})" if type(t) in (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda) else x for t, x in zip(tests, texts)]
         names = frozenset(n.id for t in tests for n in ast.walk(t) if type(n) is _Name)  # type: ignore[attr-defined]
         return (" and ".join(texts), names)
+
+    def _leaves(self, body: list) -> bool:
+        """Whether a block ends by leaving its function (`return`, `raise`, or a call the
+        catalog lists as ending the process, `sys.exit(...)`)."""
+        if not body:
+            return False
+        last = body[-1]
+        if type(last) is ast.Return or type(last) is ast.Raise:
+            return True
+        if type(last) is _Expr and type(last.value) is ast.Call:  # type: ignore[attr-defined]
+            func = last.value.func  # type: ignore[attr-defined]
+            qual = self.r.qualify(func) or (func.id if type(func) is _Name and self.r.is_unbound(func.id) else None)
+            return qual in self.m.exit_calls
+        return False
 
     def _loop(self, stmt: ast.stmt) -> None:
         """Where a loop is: what is called inside it runs more than once (fixes never put a

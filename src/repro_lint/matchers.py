@@ -127,6 +127,7 @@ class Matchers:
         self.callback_keywords = frozenset(prog["callback-keywords"])
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))
+        self.exit_calls = frozenset(prog.get("exit-calls", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}

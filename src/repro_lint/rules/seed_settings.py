@@ -123,7 +123,7 @@ def _dataclasses_parsed(ex: Extractor, node: ast.Call) -> None:
     seeds = ex.m.seed_arguments
     for cls, name in zip(classes, targets):
         if cls in seeds and isinstance(name, ast.Name):
-            _parsed(ex, name.id, stmt, "dataclass:" + seeds[cls])
+            _parsed(ex, name.id, stmt, DATACLASS + seeds[cls])
 
 
 def _may_be_none(node: ast.Call) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from repro_lint import catalog
+from repro_lint.call_facts import RESEEDED, reseed_owner
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, line_words, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
-from repro_lint.call_facts import RESEEDED
 from repro_lint.seed_reach import seed_callers
 
 MAX_RELATED = 20
@@ -195,8 +195,7 @@ def _reseeded(ctx: Context, info: ModuleInfo, scope: str, ev: Event) -> bool:
     method = ctx.index.m.reseed_methods.get(ev.data["api"])
     if not name or not method:
         return False
-    fn = info.functions.get(scope)
-    owner = scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and name.startswith("self.") else scope
+    owner = reseed_owner(scope, info.functions.get(scope), name)
     return (owner, name, method) in {tuple(r) for r in info.extra.get(RESEEDED, ())}
 
 

@@ -116,5 +116,18 @@ def test_spawned_training_is_seeded_in_the_processes_that_train(tmp_path):
     root = copy_project("spawn_unseeded", tmp_path)
     r = run_cli("--fix", "--no-cache", ".", cwd=root)
     assert r.returncode in (0, 1), r.stdout + r.stderr
-    runs = [run(root, "ddp.py", "--steps", "2", "--world-size", "1") for _ in range(2)]
+    runs = [_run_spawned(root, "ddp.py", "--steps", "2", "--world-size", "1") for _ in range(2)]
     assert runs[0] == runs[1], "the spawned processes must start from the same seed in every run"
+
+
+def _run_spawned(root: Path, *args: str) -> str:
+    """`run`, but a spawned gloo process that aborts while tearing down ("terminate called
+    without an active exception", seen now and then on a loaded machine) is run again, at
+    most twice: the abort is the process group's, after the training this test is about."""
+    for _ in range(2):
+        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(root))
+        r = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=180)
+        if r.returncode == 0 or "terminate called without an active exception" not in r.stderr:
+            break
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()

@@ -122,8 +122,8 @@ def test_spawned_training_is_seeded_in_the_processes_that_train(tmp_path):
 
 def _run_spawned(root: Path, *args: str) -> str:
     """`run`, but a spawned gloo process that aborts while tearing down ("terminate called
-    without an active exception", seen now and then on a loaded machine) is run again, at
-    most twice: the abort is the process group's, after the training this test is about."""
+    without an active exception", seen now and then on a loaded machine) is run once more:
+    the abort is the process group's, after the training this test is about."""
     for _ in range(2):
         env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(root))
         r = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=180)

@@ -85,6 +85,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._effects: dict[str, Effects] = {}
         self._seeding_names: Optional[frozenset[str]] = None
         self._seed_callers: Optional[frozenset[ScopeRef]] = None  # (`seed_reach.seed_callers`)
+        self._seed_callers_by_module: Optional[dict[str, frozenset[str]]] = None  # (`seed_reach.seed_callers_in`)
         self._resolve_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         # the reach walk's numbering of scopes and its memoised edges (built on first use)
         self._refs: Optional[list[ScopeRef]] = None

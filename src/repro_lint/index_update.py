@@ -366,6 +366,7 @@ class LiveIndex(ProjectIndex):
         self._effects_todo |= done
         self._seeding_names = None
         self._seed_callers = None
+        self._seed_callers_by_module = None
 
     def _module_scopes(self, info: ModuleInfo) -> list[ScopeRef]:
         return [(info.module, MODULE_SCOPE), (info.module, MAIN_SCOPE), *((info.module, q) for q in info.functions)]

@@ -188,3 +188,14 @@ def seed_callers(index: ProjectIndex) -> frozenset[ScopeRef]:
                         todo.append(f"{mod}.{scope}" if mod else scope)
     hit = index._seed_callers = frozenset(out)
     return hit
+
+
+def seed_callers_in(index: ProjectIndex, module: str) -> frozenset[str]:
+    """The scopes of `module` that `seed_callers` holds."""
+    by_module = index._seed_callers_by_module
+    if by_module is None:
+        grouped: dict[str, set[str]] = {}
+        for mod, scope in seed_callers(index):
+            grouped.setdefault(mod, set()).add(scope)
+        by_module = index._seed_callers_by_module = {mod: frozenset(scopes) for mod, scopes in grouped.items()}
+    return by_module.get(module, frozenset())

@@ -310,6 +310,16 @@ def _function_intent(ctx: Context, key: str) -> bool:
 def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     """Where RPL401/RPL403 report: the torch seeding statement in the entry module, else the
     entry module's first statement that shows intent, else the import that brings it in."""
+    hit = _FINDING_SITES.get(program)
+    if hit is None:  # RPL401 and RPL403 both ask
+        hit = _FINDING_SITES[program] = _finding_site(ctx, program)
+    return hit
+
+
+_FINDING_SITES: "weakref.WeakKeyDictionary[Program, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     entry = program.entry
     site = flag_placement.torch_seed_site(ctx, program, effective=False)
     if site is not None:

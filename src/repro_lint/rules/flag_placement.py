@@ -40,11 +40,32 @@ class Site:
     guard: Optional[tuple]  # (condition text, names) the statement runs under, if any
 
 
-def entry_scopes(program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None) -> list[str]:
+# Answers per program of `entry_scopes` and `torch_seed_site`, by their other arguments:
+# several rules and each finding's location ask them for the same program.
+_PER_PROGRAM: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def _memo(program: Program) -> dict:
+    memo = _PER_PROGRAM.get(program)
+    if memo is None:
+        memo = _PER_PROGRAM[program] = {}
+    return memo
+
+
+def entry_scopes(program: Program, info: Optional[ModuleInfo] = None, starts: Optional[list] = None) -> tuple[str, ...]:
     """Scopes of a module in the program, outermost first: the module body, the `__main__`
     block and the Hydra main (or `starts`), then the functions they call, and so on, so that
     the call of a seeding helper wins over the seeding call inside it."""
     info = info or program.entry
+    memo = _memo(program)
+    key = ("scopes", info.module, tuple(starts) if starts is not None else None)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = tuple(_entry_scopes(program, info, starts))
+    return hit
+
+
+def _entry_scopes(program: Program, info: ModuleInfo, starts: Optional[list]) -> list[str]:
     reached = {scope for mod, scope in program.scopes if mod == info.module}
     order = [s for s in (starts or (MODULE_SCOPE, MAIN_SCOPE, *info.hydra_mains)) if s in reached]
     seen = set(order)
@@ -68,11 +89,19 @@ def _seeds_torch_only(effects) -> bool:
     return "torch" in effects.seeds and not effects.draws
 
 
-def main_functions(ctx: Context, program: Program) -> set:
+def main_functions(ctx: Context, program: Program) -> frozenset:
     """The program's main functions: the Hydra main and the entry module's functions its
     module body and `__main__` block call, but for seed-named helpers (`set_seed()`). A main
     function that seeds torch and draws nothing itself (it hands the training to other
     processes) is not a torch seeding helper."""
+    memo = _memo(program)
+    hit = memo.get("mains")
+    if hit is None:
+        hit = memo["mains"] = frozenset(_main_functions(ctx, program))
+    return hit
+
+
+def _main_functions(ctx: Context, program: Program) -> set:
     index = ctx.index
     entry = program.entry
     out = {(entry.module, q) for q in entry.hydra_mains}
@@ -92,8 +121,16 @@ def torch_seed_site(
     `starts`): a seeding call, or a call of a project seeder or framework helper that seeds
     torch; in the outermost scope that has one. With `effective`, only one that takes effect
     for the training (before training starts, in the process that trains)."""
-    index = ctx.index
     info = info or program.entry
+    memo = _memo(program)
+    key = ("site", info.module, tuple(starts) if starts is not None else None, effective)
+    if key not in memo:
+        memo[key] = _torch_seed_site(ctx, program, info, starts, effective)
+    return memo[key]
+
+
+def _torch_seed_site(ctx: Context, program: Program, info: ModuleInfo, starts: Optional[list], effective: bool) -> Optional[Site]:
+    index = ctx.index
     training = training_of(ctx, program)
     bodies = main_functions(ctx, program)
     for scope in entry_scopes(program, info, starts):

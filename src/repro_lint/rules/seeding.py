@@ -12,7 +12,7 @@ from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.rules import Context, line_words, location, placement, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
-from repro_lint.seed_reach import seed_callers
+from repro_lint.seed_reach import seed_callers, seed_callers_in
 
 MAX_RELATED = 20
 
@@ -233,9 +233,16 @@ _WHOLE_SHARE = 3
 @rule("RPL103", per="module")
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
-    bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
     index = ctx.index
     callers = seed_callers(index) if ctx.checked * _WHOLE_SHARE >= len(index.modules) else None
+    if callers is None:
+        bodies = [(MODULE_SCOPE, MAIN_SCOPE)] + [(q,) for q in info.functions]
+    else:
+        # only a body with events or with a call reaching a seeding function can seed
+        # (`_may_seed`): most of a project's functions have neither
+        asked = set(info.events).union(seed_callers_in(index, info.module))
+        bodies = [(MODULE_SCOPE, MAIN_SCOPE)] if MODULE_SCOPE in asked or MAIN_SCOPE in asked else []
+        bodies += [(q,) for q in info.functions if q in asked]
     for scopes in bodies:
         if not _may_seed(ctx, info, scopes, callers):
             continue

@@ -151,10 +151,19 @@ class CallFacts:
         passes = False
         roots = m.external_roots
         stars = self.r.star_imports
+        here = self.r.scope
         for arg in node.args:
             ta = type(arg)
             if ta is _Name:
-                ref = self.r.scope.lookup(arg.id)  # `_maybe_ref`, written out: most are local variables
+                # `_maybe_ref` and `Scope.lookup`, written out: most are local variables
+                name = arg.id  # type: ignore[attr-defined]
+                scope = here
+                while scope is not None:
+                    ref = scope.bindings.get(name)
+                    if ref is not None:
+                        ref = ref or None
+                        break
+                    scope = scope.parent
                 if ref is not None and ref.split(".", 1)[0] not in roots:
                     self.add_call(ref, REF_CALL, arg)
                 elif stars and ref is None:

@@ -216,11 +216,13 @@ def _run_check(
         digests[k] = hashlib.blake2b(data, digest_size=16).hexdigest()
 
     side_inputs = _side_inputs(root, side_files)
-    run_key = hashlib.blake2b(
-        repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), side_inputs, dependents)).encode(),
-        digest_size=16,
-    ).hexdigest()
-    cached_results = cache.load_results(run_key) if not given else None  # a buffer's results are not kept
+    run_key = ""
+    if cache.enabled:  # (the key of this run's stored results: only a cache needs it)
+        run_key = hashlib.blake2b(
+            repr((sorted(digests.items()), sorted(target_keys & set(digests)), str(Path.cwd().resolve()), side_inputs, dependents)).encode(),
+            digest_size=16,
+        ).hexdigest()
+    cached_results = cache.load_results(run_key) if not given and cache.enabled else None  # a buffer's results are not kept
     infos: dict[str, ModuleInfo] = {}
     if cached_results is not None:
         findings, errors, target_infos = cached_results
@@ -284,7 +286,7 @@ def _run_check(
     if new_map is not None:
         cache.store_plain("programs", new_map.to_plain())
     # what reporting needs of each file again: its path and its noqa comments
-    if stable:  # (not results keyed by contents that changed while the check read them)
+    if stable and cache.enabled:  # (not results keyed by contents that changed while the check read them)
         slim = {path: _noqa_view(info) for path, info in report.infos.items()}
         cache.store_results(run_key, unique, errors, slim)
     return report

@@ -485,7 +485,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         for default in args.kw_defaults:
             if default is not None:
                 self._visit_header(default)
-        qual = ".".join([*self.prefix, node.name])
+        prefix = [*self.prefix, node.name]
+        qual = ".".join(prefix)
         decorators = []
         hydra_path = None
         hydra_name = None
@@ -506,12 +507,16 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                 no_grad = True
         body = node.body
         doc_end = 0
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            doc_end = body[0].end_lineno or body[0].lineno
+        head = body[0]
+        if type(head) is _Expr and type(head.value) is _Constant and type(head.value.value) is str:  # type: ignore[attr-defined]
+            doc_end = head.end_lineno or head.lineno
         first = body[1] if doc_end and len(body) > 1 else body[0]
         args = node.args
         # tuples (most often the shared empty one): one of each is kept per function of a project
-        params = tuple([a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]])
+        if args.posonlyargs or args.kwonlyargs:
+            params = tuple([a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]])
+        else:
+            params = tuple([a.arg for a in args.args])
         ascii_cols = self.lines is None  # byte columns are character columns
         info = FunctionInfo(  # positional: one is made for every function of a project
             qual,
@@ -538,7 +543,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         # walk the body in its own scope
         saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards)
         self.guards = []
-        self.prefix = [*self.prefix, node.name]
+        self.prefix = prefix
         self.scope = qual
         self.func = info
         self.class_stack = []

@@ -96,16 +96,51 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
     assert got.errors == []
 
 
-def test_balanced_parts_cover_every_file_once_with_even_sizes():
-    from repro_lint.extraction import balanced_parts
+def test_byte_runs_cover_every_file_once_in_order_with_even_sizes():
+    from repro_lint.extraction import byte_runs
 
     sizes = [(i * 7919) % 1000 + 1 for i in range(500)] + [20_000]
-    parts = balanced_parts(sizes, 2)
-    assert sorted(i for p in parts for i in p) == list(range(len(sizes)))
-    assert all(p == sorted(p) for p in parts)
-    loads = [sum(sizes[i] for i in p) for p in parts]
-    assert max(loads) - min(loads) <= max(sizes[:-1])  # as even as one file allows
-    assert balanced_parts([5], 3) == [[0], [], []]
+    runs = byte_runs(sizes, 48)
+    assert [i for r in runs for i in r] == list(range(len(sizes)))  # each once, in order
+    assert all(len(r) for r in runs)
+    loads = [sum(sizes[i] for i in r) for r in runs]
+    # as even as one file allows (the last run holds the large file)
+    assert max(loads[:-1]) - min(loads[:-1]) <= 2 * max(sizes[:-1])
+    assert 40 <= len(runs) <= 49
+    assert byte_runs([5], 3) == [range(0, 1)]
+    assert byte_runs([0, 0, 0], 2) == [range(0, 3)]  # empty files: one run
+
+
+def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
+    """With --jobs 2 a worker takes parts as it goes; if it dies after taking some, this
+    process extracts them, and the findings are those of --jobs 1."""
+    import os
+
+    from repro_lint import engine, extraction
+    from repro_lint.config import Config
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
+    make_corpus.write_labs(corpus / "labs", 2, seed=0)
+    expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
+    record = tmp_path / "taken"
+
+    def dies_in_its_second_part(jobs, packing=False):  # (only workers call it)
+        if record.exists():
+            raise RuntimeError("the worker dies")
+        record.write_text(jobs[0][0])
+        return real(jobs, packing)
+
+    real = extraction._extract_part
+    monkeypatch.setattr(extraction, "_extract_part", dies_in_its_second_part)
+    got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
+    assert record.read_text().endswith(".py")  # the worker did take parts, then died
+    assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
+    assert got.errors == []
+    assert expected
 
 
 def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():

@@ -372,11 +372,12 @@ def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False) -
     return []
 
 
-# Module rules that need no programs: with --jobs above 1 a forked copy of this process
-# runs them (mostly RPL103, which works out what every function seeds) while this one
-# builds the programs and runs the other rules. (RPL102 stays here: its fixes ask for the
-# file's program, and building all programs twice made the copy the slower half.)
-FORKED_RULES = ("RPL103", "RPL104", "RPL202")
+# With --jobs above 1, once the programs are built a forked copy of this process runs
+# these rules while this one runs the others: the seeding family (RPL103 works out what
+# every function seeds, RPL101's fixes place seeding calls), about half of the rules' work.
+# (The copy once built the programs again itself: run after they are built, the rules
+# take 0.92 s instead of 1.03 s on the 5,106-file corpus of bench/, counting the build.)
+FORKED_RULES = ("RPL101", "RPL102", "RPL103", "RPL104", "RPL202")
 # Below this many files to report on, forking costs more than it saves.
 FORK_RULES_MIN_FILES = 200
 
@@ -393,6 +394,10 @@ def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose:
     codes = list(RULES)
     forked = None
     if jobs > 1 and len(target_paths) >= FORK_RULES_MIN_FILES and hasattr(os, "fork"):
+        try:
+            ctx.programs  # built once, before the copy: both halves read them
+        except Exception:  # (reported by the rules that ask for them)
+            pass
         forked = _fork_rules(ctx, target_paths, verbose, [c for c in codes if c in FORKED_RULES])
         if forked is not None:
             codes = [c for c in codes if c not in FORKED_RULES]

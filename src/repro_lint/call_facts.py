@@ -79,6 +79,8 @@ class CallFacts:
                     qual = qual or None  # UNKNOWN shadows but resolves to nothing
                     break
                 scope = scope.parent
+            if qual is None and not local and self.r.star_imports:
+                qual = self._star_catalog_qual(last)  # type: ignore[arg-type]
         elif tf is _Attribute:
             last = func.attr  # type: ignore[attr-defined]
             base = func.value  # type: ignore[attr-defined]
@@ -91,6 +93,9 @@ class CallFacts:
                         qual = qual + "." + last if qual else None  # type: ignore[operator]
                         break
                     scope = scope.parent
+                else:  # an unbound name
+                    if self.r.star_imports:
+                        qual = self._star_catalog_qual(f"{name}.{last}")
             elif type(base) is _Attribute:
                 qual = self.r.qualify(func)
         else:
@@ -194,6 +199,17 @@ class CallFacts:
             hooks = self.hooks_for_plain.get(last, self.hooks_any_plain)  # type: ignore[arg-type]
         for hook in hooks:
             hook(self, node, qual)
+
+    def _star_catalog_qual(self, dotted: str) -> Optional[str]:
+        """`randrange` after `from random import *` (`random.randrange`), `random.rand` after
+        `from numpy import *`: an unbound name that a star import of a library brings, when
+        the catalog knows what it names (the last star import wins, as in Python)."""
+        m = self.m
+        for module in reversed(self.r.star_imports):
+            qual = f"{module}.{dotted}"
+            if qual in m.catalog_names or m.draw_source(qual) is not None:
+                return qual
+        return None
 
     def _reseeded(self, recv: ast.AST, method: str) -> None:
         """`self.rng.seed(seed)`: the object under that name is seeded here (RPL102 leaves a
@@ -356,6 +372,8 @@ class CallFacts:
         return True
 
     def _seed_candidate(self, node: ast.Call, target: str) -> None:
+        if not node.args and not node.keywords and node is not self.stmt_call:
+            return  # `seed = worker_seed()`, `return get_seed() + epoch`: a seed read, not set
         first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
         names, attrs = _names_in(node)
         self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names, attrs=attrs)

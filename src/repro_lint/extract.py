@@ -110,6 +110,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
         # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
         self.value_call: Optional[ast.Call] = None
+        self.stmt_call: Optional[ast.expr] = None  # the value of the expression statement walked last
         self.value_qual: Optional[str] = None
         # dicts of callables bound in a body as the walk goes, (scope, name) -> the
         # callables' qualified names (`models = {"a": NetA, "b": NetB}` in `main`)
@@ -234,6 +235,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                 v = stmt.value  # type: ignore[attr-defined]
                 if type(v) is _Name or type(v) is _Attribute:
                     self._returned(v)
+            # (a call that is a statement of its own: its value is not used)
+            self.stmt_call = stmt.value if t is _Expr else None  # type: ignore[attr-defined]
             calls = iter_calls(stmt.value if t is _Expr else stmt)  # type: ignore[attr-defined]
             if len(calls) > 1:
                 calls.sort(key=call_order)

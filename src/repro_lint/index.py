@@ -119,12 +119,14 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
     # -- resolution ----------------------------------------------------------------
     def _candidates(self, qual: str, ctx: ModuleInfo) -> list[str]:
         cands = [qual]
+        # `src.models.x` names the `src/` layout root's `models.x`: before the name beside the
+        # importing module, whose leading part can be that module's own package (`models`)
+        if self._src_package and qual.startswith("src."):
+            cands.append(qual[4:])
         # scripts import siblings by bare name (`from utils import x` beside train.py)
         pkg = ctx.module if ctx.is_package else ctx.module.rpartition(".")[0]
         if pkg:
             cands.append(f"{pkg}.{qual}")
-        if self._src_package and qual.startswith("src."):
-            cands.append(qual[4:])
         return cands
 
     def module_of(self, qual: str, ctx: ModuleInfo) -> Optional[str]:

@@ -231,6 +231,11 @@ class Layout(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
+            # `from random import *` binds names nobody lists here, among them, as often,
+            # the module's own name (`random.random`): a new `import random` would be shadowed
+            if node.module is not None and not node.relative:
+                leaf = dotted(node.module).rpartition(".")[2]
+                self._bind(leaf, "other", None, node)
             return
         base = dotted(node.module) if node.module is not None else ""
         absolute = not node.relative

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Any, Optional
 
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
@@ -83,10 +83,22 @@ def _entry_scopes(program: Program, info: ModuleInfo, starts: Optional[list]) ->
     return order
 
 
-def _seeds_torch_only(effects) -> bool:
-    """A seeding helper for torch: it seeds torch and draws nothing (unlike `main()`, which
-    seeds and then trains)."""
-    return "torch" in effects.seeds and not effects.draws
+def _seeds_torch_only(ctx: Context, key: str) -> bool:
+    """A seeding helper for torch: it seeds torch and neither draws nor trains (unlike
+    `main()`, which seeds and then trains: flags after a call of it come after the training)."""
+    index = ctx.index
+    effects = index.effects(key)
+    if "torch" not in effects.seeds or effects.draws:
+        return False
+    memo = _TRAINING_CALLS.setdefault(index, {})
+    trains = memo.get(key)
+    if trains is None:
+        trains = memo[key] = index.trains(index.reach([index.scope_of(key)], include_imports=False))
+    return not trains
+
+
+# Per index: whether calling a function (by key) reaches training.
+_TRAINING_CALLS: "weakref.WeakKeyDictionary[Any, dict[str, bool]]" = weakref.WeakKeyDictionary()
 
 
 def main_functions(ctx: Context, program: Program) -> frozenset:
@@ -142,7 +154,7 @@ def _torch_seed_site(ctx: Context, program: Program, info: ModuleInfo, starts: O
         for call, keys in index.callees(info, scope):
             if is_reference(call):
                 continue
-            if any(index.scope_of(k) not in bodies and _seeds_torch_only(index.effects(k)) for k in keys):
+            if any(index.scope_of(k) not in bodies and _seeds_torch_only(ctx, k) for k in keys):
                 pos = (call[2], call[3])
                 if (best is None or pos < best.pos) and not (effective and training.no_effect_at(info, scope, pos)):
                     guard = next((ev.data.get("guard") for ev in info.events.get(scope, ()) if ev.kind == "seedcand" and ev.pos == pos), None)

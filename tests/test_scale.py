@@ -12,6 +12,15 @@ sys.path.insert(0, str(REPO / "bench"))
 import make_corpus  # noqa: E402
 
 
+def _labs(tmp_path, n):
+    """A project of `n` generated training packages (`make_corpus.py`)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
+    make_corpus.write_labs(corpus / "labs", n, seed=0)
+    return corpus
+
+
 def test_generated_corpus_is_deterministic(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     make_corpus.write_labs(a, 2, seed=0)
@@ -50,10 +59,7 @@ def test_call_chain_deeper_than_the_recursion_limit(project, cli):
 
 @pytest.mark.slow
 def test_parallel_rules_report_exactly_what_one_process_reports(tmp_path, cli):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
-    make_corpus.write_labs(corpus / "labs", 3, seed=0)
+    corpus = _labs(tmp_path, 3)
     outs = []
     for jobs in ("1", "2"):
         r = cli("check", corpus, "--no-cache", "--jobs", jobs, "--format", "json", "--exit-zero", cwd=corpus)
@@ -72,10 +78,7 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
-    make_corpus.write_labs(corpus / "labs", 3, seed=0)
+    corpus = _labs(tmp_path, 3)
     expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
     parent = os.getpid()
     real = engine._rules_here
@@ -121,10 +124,7 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
-    make_corpus.write_labs(corpus / "labs", 2, seed=0)
+    corpus = _labs(tmp_path, 2)
     expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
     record = tmp_path / "taken"
 
@@ -187,10 +187,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     from repro_lint.cache import Cache
     from repro_lint.config import Config
 
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "pyproject.toml").write_text('[project]\nname = "c"\nversion = "0"\n')
-    make_corpus.write_labs(corpus / "labs", 2, seed=0)
+    corpus = _labs(tmp_path, 2)
 
     def findings(report):
         return [f.to_dict() for f in report.findings]

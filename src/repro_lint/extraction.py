@@ -17,6 +17,7 @@ from repro_lint.extract import extract, quiet_parsing
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
 from repro_lint.rules import load_rules
+from repro_lint.shared_values import Sharing
 
 # Below this many files to extract, worker start-up costs more than it saves.
 PARALLEL_MIN_FILES = 24
@@ -63,7 +64,7 @@ def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
 _RECORD = struct.Struct("<BQ")
 
 
-def _received_part(data: bytes) -> list[ModuleInfo]:
+def _received_part(data: bytes, sharing: Optional[Sharing] = None) -> list[ModuleInfo]:
     out = []
     view = memoryview(data)
     head = _RECORD.size
@@ -73,7 +74,13 @@ def _received_part(data: bytes) -> list[ModuleInfo]:
             form, size = _RECORD.unpack_from(view, offset)
             offset += head
             with view[offset:offset + size] as item:
-                out.append(from_packed_plain(marshal.loads(item)) if form == 2 else from_plain(marshal.loads(item)) if form else pickle.loads(item))
+                if form == 2:
+                    info = from_packed_plain(marshal.loads(item))
+                    if sharing is not None:
+                        sharing.share(info)
+                    out.append(info)
+                else:
+                    out.append(from_plain(marshal.loads(item)) if form else pickle.loads(item))
             offset += size
     return out
 
@@ -120,20 +127,24 @@ def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: 
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:
-    """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`)."""
+    """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`) and equal
+    outline values shared (`shared_values`)."""
+    sharing = Sharing() if packing else None
     if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
-        return _extract_parallel(jobs, datas, n_jobs, key, packing)
-    return _extract_here(jobs, datas, key, packing)
+        return _extract_parallel(jobs, datas, n_jobs, key, packing, sharing)
+    return _extract_here(jobs, datas, key, packing, sharing)
 
 
-def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False) -> list[ModuleInfo]:
+def _extract_here(
+    jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False, sharing: Optional[Sharing] = None
+) -> list[ModuleInfo]:
     # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
     out = []
     with quiet_parsing():
         for j in jobs:
             info = safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4])
-            if packing:
-                pack(info)
+            if packing and pack(info) and sharing is not None:
+                sharing.share(info)
             out.append(info)
     return out
 
@@ -165,7 +176,9 @@ def balanced_parts(sizes: list[int], n: int) -> list[list[int]]:
     return parts
 
 
-def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool) -> list[ModuleInfo]:
+def _extract_parallel(
+    jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool, sharing: Optional[Sharing] = None
+) -> list[ModuleInfo]:
     """`n_jobs - 1` worker processes and this one, which would otherwise only wait, and
     whose own results need no pickling. Each extracts one part of about equal bytes."""
     import multiprocessing
@@ -181,17 +194,17 @@ def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, k
         finally:
             _FORKED_DATAS = {}
     except (OSError, ImportError):
-        return _extract_here(jobs, datas, key, packing)  # no process support here
+        return _extract_here(jobs, datas, key, packing, sharing)  # no process support here
     out: list[Optional[ModuleInfo]] = [None] * len(jobs)
     with pool:
         pending = [pool.apply_async(_extract_part, ([jobs[i] for i in part], packing)) for part in theirs]
-        for i, info in zip(mine, _extract_here([jobs[i] for i in mine], datas, key, packing)):
+        for i, info in zip(mine, _extract_here([jobs[i] for i in mine], datas, key, packing, sharing)):
             out[i] = info
         for part, result in zip(theirs, pending):
             try:
-                done = _received_part(result.get())
+                done = _received_part(result.get(), sharing)
             except Exception:  # a worker died: do its part here
-                done = _extract_here([jobs[i] for i in part], datas, key, packing)
+                done = _extract_here([jobs[i] for i in part], datas, key, packing, sharing)
             for i, info in zip(part, done):
                 out[i] = info
     return out  # type: ignore[return-value]

@@ -212,3 +212,26 @@ def test_equal_outline_values_are_kept_once():
     one, true = sharing.value((1, "x")), sharing.value((True, "x"))
     assert one is not true and type(true[0]) is bool
     assert sharing.value(tuple([1, "x"])) is one
+
+
+def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
+    """What rules work out for one program (`rules.program_cache`, a program's seeds and draws)
+    is let go once that program's rules have run, while the programs themselves stay."""
+    from repro_lint import engine
+    from repro_lint.config import Config
+    from repro_lint.index import ProjectIndex
+    from repro_lint.matchers import get_matchers
+    from repro_lint.rules import _PROGRAM_CACHES, Context
+
+    corpus = tmp_path / "corpus"
+    make_corpus.write_labs(corpus, 1, seed=0)
+    infos = engine.project_facts([corpus], Config(), corpus, use_cache=False)
+    index = ProjectIndex(infos.values(), get_matchers(*Config().matcher_key()), corpus)
+    ctx = Context(index=index, settings=Config().settings())
+    paths = {info.path for info in infos.values()}
+    found = engine._rules_here(ctx, paths, [], False, list(engine.RULES))
+    assert any(found.values()) and len(ctx.programs) > 10
+    assert len(_PROGRAM_CACHES) >= 5
+    assert all(len(table) == 0 for table in _PROGRAM_CACHES)
+    assert all(p._seeds is None and p._draws is None for p in ctx.programs)
+    ctx.release()

@@ -23,7 +23,7 @@ from repro_lint.index import ProjectIndex
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo
 from repro_lint.project import SOURCE_SUFFIXES, Discovery, FolderResolver, find_root, mark_path, module_name
-from repro_lint.rules import RULES, Context, load_rules
+from repro_lint.rules import RULES, Context, let_go_of, load_rules
 
 @dataclass
 class Report:
@@ -441,6 +441,8 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
                     failed[code].append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
                     if verbose:
                         failed[code].append(traceback.format_exc().rstrip())
+            if not per_module:
+                let_go_of(unit)  # its rules have run (see `rules.program_cache`)
     for code in codes:
         errors.extend(failed[code])
     return out

@@ -219,3 +219,54 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
             stored[packing][k] = (outline, marshal.loads(reader.read(*where)))
     assert len(stored[True]) == 167
     assert stored[True] == stored[False]
+
+
+def test_equal_outline_values_are_kept_once():
+    """A large project's outlines share their equal values (`shared_values.Sharing`), and only
+    values equal in type too: `(True,)` stays apart from `(1,)`."""
+    from repro_lint.extraction import safe_extract
+    from repro_lint.model import pack
+    from repro_lint.rules import load_rules
+    from repro_lint.shared_values import Sharing
+
+    load_rules()
+    source = b"import numpy as np\nfrom torch import nn\n\ndef step(model, batch=3):\n    return np.random.rand()\n"
+    infos = [safe_extract(f"m{i}.py", f"m{i}", False, source, ((), ())) for i in range(2)]
+    assert infos[0].imports[0] is not infos[1].imports[0]
+    sharing = Sharing()
+    for info in infos:
+        assert pack(info)
+        sharing.share(info)
+    a, b = infos
+    assert a.imports == b.imports and all(x is y for x, y in zip(a.imports, b.imports))
+    assert a.functions["step"].params is b.functions["step"].params
+    assert a.__dict__["_summary"] is b.__dict__["_summary"]
+    one, true = sharing.value((1, "x")), sharing.value((True, "x"))
+    assert one is not true and type(true[0]) is bool
+    assert sharing.value(tuple([1, "x"])) is one
+
+
+def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
+    """What rules work out for one program (`rules.program_cache`, a program's seeds and draws)
+    is let go once that program's rules have run, while the programs themselves stay; what
+    module rules keep (`Context.module_state`), once the module rules have run."""
+    from repro_lint import engine
+    from repro_lint.config import Config
+    from repro_lint.index import ProjectIndex
+    from repro_lint.matchers import get_matchers
+    from repro_lint.rules import _PROGRAM_CACHES, Context
+
+    corpus = tmp_path / "corpus"
+    make_corpus.write_labs(corpus, 1, seed=0)
+    infos = engine.project_facts([corpus], Config(), corpus, use_cache=False)
+    index = ProjectIndex(infos.values(), get_matchers(*Config().matcher_key()), corpus)
+    ctx = Context(index=index, settings=Config().settings())
+    paths = {info.path for info in infos.values()}
+    found = engine._rules_here(ctx, paths, [], False, list(engine.RULES))
+    assert any(found.values()) and len(ctx.programs) > 10
+    assert len(_PROGRAM_CACHES) >= 5
+    assert all(len(table) == 0 for table in _PROGRAM_CACHES)
+    assert all(p._seeds is None and p._draws is None for p in ctx.programs)
+    assert "_module_state" not in ctx.__dict__
+    assert ctx.module_state("unseeded_worker_loaders") == {}
+    ctx.release()

@@ -17,6 +17,7 @@ from repro_lint.extract import extract, quiet_parsing
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
 from repro_lint.rules import load_rules
+from repro_lint.shared_values import Sharing
 
 # Below this many files to extract, worker start-up costs more than it saves.
 PARALLEL_MIN_FILES = 24
@@ -69,7 +70,7 @@ def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
 _RECORD = struct.Struct("<BQ")
 
 
-def _received_part(data: bytes) -> list[ModuleInfo]:
+def _received_part(data: bytes, sharing: Optional[Sharing] = None) -> list[ModuleInfo]:
     out = []
     view = memoryview(data)
     head = _RECORD.size
@@ -79,7 +80,13 @@ def _received_part(data: bytes) -> list[ModuleInfo]:
             form, size = _RECORD.unpack_from(view, offset)
             offset += head
             with view[offset:offset + size] as item:
-                out.append(from_packed_plain(marshal.loads(item)) if form == 2 else from_plain(marshal.loads(item)) if form else pickle.loads(item))
+                if form == 2:
+                    info = from_packed_plain(marshal.loads(item))
+                    if sharing is not None:
+                        sharing.share(info)
+                    out.append(info)
+                else:
+                    out.append(from_plain(marshal.loads(item)) if form else pickle.loads(item))
             offset += size
     return out
 
@@ -126,20 +133,24 @@ def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: 
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:
-    """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`)."""
+    """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`) and equal
+    outline values shared (`shared_values`)."""
+    sharing = Sharing() if packing else None
     if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
-        return _extract_parallel(jobs, datas, n_jobs, key, packing)
-    return _extract_here(jobs, datas, key, packing)
+        return _extract_parallel(jobs, datas, n_jobs, key, packing, sharing)
+    return _extract_here(jobs, datas, key, packing, sharing)
 
 
-def _extract_here(jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False) -> list[ModuleInfo]:
+def _extract_here(
+    jobs: list[tuple], datas: dict[str, bytes], key: tuple, packing: bool = False, sharing: Optional[Sharing] = None
+) -> list[ModuleInfo]:
     # each file's bytes are let go once extracted: a large project's sources need not all stay in memory
     out = []
     with quiet_parsing():
         for j in jobs:
             info = safe_extract(j[1], j[2], j[3], datas.pop(j[0]), key, j[4])
-            if packing:
-                pack(info)
+            if packing and pack(info) and sharing is not None:
+                sharing.share(info)
             out.append(info)
     return out
 
@@ -207,7 +218,9 @@ def _extract_claimed(packing: bool = False) -> tuple[list[int], bytes]:
         records.append(_extract_part(parts[n], packing))
 
 
-def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool) -> list[ModuleInfo]:
+def _extract_parallel(
+    jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool, sharing: Optional[Sharing] = None
+) -> list[ModuleInfo]:
     """`n_jobs - 1` worker processes and this one, which would otherwise only wait, and
     whose own results need no pickling, each extracting parts as long as some are left."""
     import multiprocessing
@@ -224,7 +237,7 @@ def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, k
         finally:
             _FORKED_DATAS = {}
     except (OSError, ImportError):
-        return _extract_here(jobs, datas, key, packing)  # no process support here
+        return _extract_here(jobs, datas, key, packing, sharing)  # no process support here
     done: dict[int, list[ModuleInfo]] = {}
     with pool:
         pending = [pool.apply_async(_extract_claimed, (packing,)) for _ in range(n_jobs - 1)]
@@ -232,13 +245,13 @@ def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, k
             n = _claim(claims, True)
             if n is None:
                 break
-            done[n] = _extract_here(parts[n], datas, key, packing)
+            done[n] = _extract_here(parts[n], datas, key, packing, sharing)
         for result in pending:
             try:
                 taken, records = result.get()
             except Exception:  # a worker died: the parts it took are done here below
                 continue
-            infos = _received_part(records)
+            infos = _received_part(records, sharing)
             start = 0
             for n in taken:
                 done[n] = infos[start:start + len(parts[n])]
@@ -246,5 +259,5 @@ def _extract_parallel(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, k
     out: list[ModuleInfo] = []
     for n, part in enumerate(parts):
         got = done.get(n)
-        out.extend(got if got is not None else _extract_here(part, datas, key, packing))
+        out.extend(got if got is not None else _extract_here(part, datas, key, packing, sharing))
     return out

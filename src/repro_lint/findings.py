@@ -26,13 +26,13 @@ class Location:
         return (self.path, self.line, self.col)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_SLOTS)
 class Related:
     location: Location
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, **_SLOTS)
 class Fix:
     """A fix described as data: edit operations (see `repro_lint.fix.edits`) and its safety."""
 

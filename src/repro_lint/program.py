@@ -82,6 +82,11 @@ class Program:
             self._seeds = out
         return self._seeds
 
+    def let_go(self) -> None:
+        """Forget the seeds and draws worked out (asked again, they are worked out again)."""
+        self._seeds = None
+        self._draws = None
+
     def draws(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
         if self._draws is None:
             out: dict[str, list] = {}

@@ -28,6 +28,7 @@ from repro_lint.rules import (
     flag_placement,
     location,
     placement,
+    program_cache,
     rule,
     sentences,
     unfixed,
@@ -177,7 +178,7 @@ class State:
         return "warn" if self.enabling and all(w is True for _, w in self.enabling) else "on"
 
 
-_STATES: "weakref.WeakKeyDictionary[Program, State]" = weakref.WeakKeyDictionary()
+_STATES: "weakref.WeakKeyDictionary[Program, State]" = program_cache()
 
 
 def state_of(ctx: Context, program: Program) -> State:

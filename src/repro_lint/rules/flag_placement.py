@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context
+from repro_lint.rules import Context, program_cache
 from repro_lint.rules.placement import (
     Place,
     Placed,
@@ -167,7 +167,7 @@ def _torch_seed_site(ctx: Context, program: Program, info: ModuleInfo, starts: O
 _CUDNN_FLAGS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark")
 
 
-_FLAGS_PLACES: "weakref.WeakKeyDictionary[Program, Placed]" = weakref.WeakKeyDictionary()
+_FLAGS_PLACES: "weakref.WeakKeyDictionary[Program, Placed]" = program_cache()
 
 
 def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Placed:

@@ -31,7 +31,7 @@ from repro_lint.fix.edits import InsertStatements, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.module_facts import CONSTANT_LINES
-from repro_lint.rules import Context, seed_settings
+from repro_lint.rules import Context, program_cache, seed_settings
 from repro_lint.rules.training import draw_launches, training_of, trains
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
@@ -130,7 +130,7 @@ def _in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
     return any(start <= line <= end for start, end in info.loops.get(scope, ()))
 
 
-_SITES: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+_SITES: "weakref.WeakKeyDictionary[Program, dict]" = program_cache()
 
 
 def _call_sites(ctx: Context, program: Program) -> dict:
@@ -172,7 +172,7 @@ class _Settings:
     seeds_torch: bool
 
 
-_SETTINGS: "weakref.WeakKeyDictionary[Program, _Settings]" = weakref.WeakKeyDictionary()
+_SETTINGS: "weakref.WeakKeyDictionary[Program, _Settings]" = program_cache()
 
 
 def _settings(ctx: Context, program: Program) -> _Settings:

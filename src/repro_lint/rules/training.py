@@ -24,7 +24,7 @@ from typing import Optional
 from repro_lint import catalog
 from repro_lint.index import Program, ProjectIndex
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context, line_words
+from repro_lint.rules import Context, line_words, program_cache
 
 # Train events that mean training is under way (building an optimizer or a Trainer is not);
 # a framework's training call (`trainer.fit(...)`, catalog `frameworks.toml`) is one too.
@@ -149,7 +149,7 @@ class Training:
         return scope == MODULE_SCOPE and any(launch.runs == "module" for launch in self.launches)
 
 
-_CACHE: "weakref.WeakKeyDictionary[Program, Training]" = weakref.WeakKeyDictionary()
+_CACHE: "weakref.WeakKeyDictionary[Program, Training]" = program_cache()
 
 
 def draw_launches(ctx: Context, program: Program) -> list:

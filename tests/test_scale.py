@@ -248,8 +248,7 @@ def test_equal_outline_values_are_kept_once():
 
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     """What rules work out for one program (`rules.program_cache`, a program's seeds and draws)
-    is let go once that program's rules have run, while the programs themselves stay; what
-    module rules keep (`Context.module_state`), once the module rules have run."""
+    is let go once that program's rules have run, while the programs themselves stay."""
     from repro_lint import engine
     from repro_lint.config import Config
     from repro_lint.index import ProjectIndex
@@ -267,6 +266,4 @@ def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     assert len(_PROGRAM_CACHES) >= 5
     assert all(len(table) == 0 for table in _PROGRAM_CACHES)
     assert all(p._seeds is None and p._draws is None for p in ctx.programs)
-    assert "_module_state" not in ctx.__dict__
-    assert ctx.module_state("unseeded_worker_loaders") == {}
     ctx.release()

@@ -452,8 +452,6 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
                         failed[code].append(traceback.format_exc().rstrip())
             if not per_module:
                 let_go_of(unit)  # its rules have run (see `rules.program_cache`)
-        if per_module:
-            ctx.module_rules_done()
     for code in codes:
         errors.extend(failed[code])
     return out

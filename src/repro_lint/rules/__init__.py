@@ -67,18 +67,6 @@ class Context:
         for key in [k for k in self.__dict__ if k not in fields]:
             del self.__dict__[key]
 
-    def module_state(self, name: str) -> dict:
-        """A table of what module rules work out, by name, let go once the module rules have
-        run (`module_rules_done`): program rules, which run after them, never read it."""
-        tables = self.__dict__.setdefault("_module_state", {})
-        table = tables.get(name)
-        if table is None:
-            table = tables[name] = {}
-        return table
-
-    def module_rules_done(self) -> None:
-        self.__dict__.pop("_module_state", None)
-
     @property
     def programs(self) -> list[Program]:
         if self._programs is None:

@@ -390,8 +390,7 @@ def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> list:
     """The module's DataLoaders with workers that may be non-zero and no `worker_init_fn=`
     (none reached by a program that seeds its workers through Lightning):
     (resolver, scope, event, call, how the workers are described). Worked out once per module."""
-    # (24 MB on a 38,000-file tree, read by RPL302 only: `module_state`)
-    cache = ctx.module_state("unseeded_worker_loaders")
+    cache = ctx.__dict__.setdefault("_unseeded_worker_loaders", {})
     hit = cache.get(info.module)
     if hit is None:
         hit = []

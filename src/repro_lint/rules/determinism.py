@@ -317,7 +317,7 @@ def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     return hit
 
 
-_FINDING_SITES: "weakref.WeakKeyDictionary[Program, tuple]" = weakref.WeakKeyDictionary()
+_FINDING_SITES: "weakref.WeakKeyDictionary[Program, tuple]" = program_cache()
 
 
 def _finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:

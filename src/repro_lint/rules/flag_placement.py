@@ -42,7 +42,7 @@ class Site:
 
 # Answers per program of `entry_scopes` and `torch_seed_site`, by their other arguments:
 # several rules and each finding's location ask them for the same program.
-_PER_PROGRAM: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+_PER_PROGRAM: "weakref.WeakKeyDictionary[Program, dict]" = program_cache()
 
 
 def _memo(program: Program) -> dict:

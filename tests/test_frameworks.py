@@ -48,6 +48,7 @@ def test_rpl103_one_finding_per_line_naming_every_source(project):
     message = full(hits[0])
     assert "Python `random`, numpy's global and torch's global RNGs" in message
     assert "before they are seeded on line 11" in message
+    assert message.startswith("calling `train.evolve()` draws from"), message
     assert len(hits[0].related) == 3
 
 

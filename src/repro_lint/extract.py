@@ -196,7 +196,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                 hook(self, stmt)
             if self._is_main_guard(stmt):
                 assert isinstance(stmt, ast.If)
-                self.info.main_block = (stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.body[0].lineno)
+                if self.info.main_block is None:  # the first of several: where the main body starts
+                    self.info.main_block = (stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.body[0].lineno)
                 self.scope = MAIN_SCOPE
                 self._visit_header(stmt.test)
                 self._visit_body(stmt.body)

@@ -124,6 +124,7 @@ class Layout(cst.CSTVisitor):
         self._top = 0
         self._top_index = {id(stmt): i for i, stmt in enumerate(module.body)}
         self._in_main = False
+        self._main_guards: set[int] = set()
         self._type_checking = 0  # depth of `if TYPE_CHECKING:` blocks: their imports do not run
 
     # -- helpers ---------------------------------------------------------------------
@@ -172,20 +173,22 @@ class Layout(cst.CSTVisitor):
         self._record_block(node, node.body)
         for i, stmt in enumerate(node.body):
             if is_main_guard(stmt):
-                self.main_guard = stmt  # type: ignore[assignment]
-                self.main_index = i
+                self._main_guards.add(id(stmt))
+                if self.main_guard is None:  # the first of several: where the main body starts
+                    self.main_guard = stmt  # type: ignore[assignment]
+                    self.main_index = i
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._record_block(node, node.body)
 
     def visit_If(self, node: cst.If) -> None:
-        if node is self.main_guard:
+        if id(node) in self._main_guards:
             self._in_main = True
         if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             self._type_checking += 1
 
     def leave_If(self, node: cst.If) -> None:
-        if node is self.main_guard:
+        if id(node) in self._main_guards:
             self._in_main = False
         if dotted(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
             self._type_checking -= 1

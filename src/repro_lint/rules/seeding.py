@@ -274,7 +274,7 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                 reported.add(src)
                 per_line.setdefault(pos[0], (at, name, []))[2].append((src, seed))
         for at, name, drawn in per_line.values():
-            what = f"`{name}`" if isinstance(at, Event) else f"`{name}()` (which draws)"
+            what = f"`{name}`" if isinstance(at, Event) else f"calling `{name}()`"
             lines = sorted({seed[0][0] for _, seed in drawn})
             if len(drawn) == 1:
                 rngs, it = f"{source_label(drawn[0][0])} RNG", "it is"

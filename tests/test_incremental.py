@@ -178,3 +178,22 @@ def test_module_that_starts_training_through_an_edited_file_becomes_a_program(tm
     after = _check(cli, root, names)
     assert after == _check(cli, root, names, "--no-cache")
     assert "RPL101" in [f["code"] for f in after["findings"]]
+
+
+@pytest.mark.slow
+def test_edit_seen_through_a_package_init_equals_a_check_from_scratch(tmp_path, cli):
+    """A module inside a package sees what the package's `__init__.py` imports (the models
+    `nets/__init__.py` imports, for `nets/helpers.py`): an edit of one of them changes what
+    that module's calls reach, although the module imports nothing of the project."""
+    root = tmp_path / "proj"
+    shutil.copytree(REPO / "fixtures" / "projects" / "package_initialisation", root)
+    (root / "pyproject.toml").write_text("")
+    first = _check(cli, root, ["."])
+    assert "RPL103" in [f["code"] for f in first["findings"]]
+    models = root / "nets" / "models.py"
+    models.write_text(models.read_text().replace("def reset_parameters(self):", "def reset(self):"))
+    named = _check(cli, root, ["nets/models.py"])
+    assert named == _check(cli, root, ["nets/models.py"], "--no-cache")
+    after = _check(cli, root, ["."])
+    assert after == _check(cli, root, ["."], "--no-cache")
+    assert "RPL103" not in [f["code"] for f in after["findings"]]

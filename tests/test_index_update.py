@@ -282,3 +282,35 @@ def test_returned_functions_follow_edits(tmp_path):
     kinds, seen = _compare_after_edits(tmp_path, RETURNED_EDITS)
     assert kinds == {False}
     assert [sorted(f.code for f in found) for found in seen] == [["RPL101"], ["RPL101"], []]
+
+
+# Modules inside a package see what its `__init__.py` imports: `nets/helpers.py` imports
+# nothing, yet its `module.reset_parameters()` reaches the models `nets/__init__.py` imports.
+PACKAGE_INIT = {
+    "nets/__init__.py": "from nets.models import Net\n",
+    "nets/models.py": (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.w = nn.Parameter(torch.empty(2, 2))\n\n    def reset_parameters(self):\n        nn.init.normal_(self.w)\n"
+    ),
+    "nets/helpers.py": "def init_weights(model):\n    for m in model.modules():\n        m.reset_parameters()\n",
+    "train.py": (
+        "import torch\n\nfrom nets import Net\nfrom nets.helpers import init_weights\n\n\n"
+        "def main():\n    net = Net()\n    init_weights(net)\n    torch.manual_seed(0)\n    print(net(torch.ones(1, 2)))\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+PACKAGE_INIT_EDITS = [
+    ("nets/models.py", "    def reset_parameters(self):", "    def reset(self):"),  # the method the helper calls is gone
+    ("nets/models.py", "    def reset(self):", "    def reset_parameters(self):"),
+    ("nets/__init__.py", "from nets.models import Net\n", "VERSION = 1\n"),  # the package no longer imports the models
+    ("nets/__init__.py", "VERSION = 1\n", "from nets.models import Net\n"),
+]
+
+
+def test_package_init_imports_follow_edits(tmp_path):
+    _write(tmp_path, PACKAGE_INIT)
+    kinds, seen = _compare_after_edits(tmp_path, PACKAGE_INIT_EDITS)
+    assert kinds == {False}
+    # the models' draw before the seed is seen from the helper only while the package imports them
+    assert [sorted({f.code for f in found} & {"RPL103"}) for found in seen] == [[], ["RPL103"], [], ["RPL103"]]

@@ -72,9 +72,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             self._set_star_imports(info)
             targets: set[str] = set()
             for imp in info.imports:
-                mod = self.module_of(imp[0], info)
-                if mod is not None and mod != info.module:
-                    targets.add(mod)
+                targets.update(self.import_targets(imp[0], info))
             self.imports_of[info.module] = tuple(targets) if targets else ()
             if not info.is_test:
                 for mod in targets:
@@ -137,9 +135,14 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         except KeyError:
             pass
         found = None
+        pkg = key[1]
         for cand in self._candidates(qual, ctx):
+            # a name beside the importer (`pkg.utils` for `utils`) names a module of that
+            # package, never the package itself: `import torch` in `pkg/models.py` is not
+            # `pkg` (what importing runs of the package is `import_targets`' business)
+            floor = len(pkg) if pkg and cand.startswith(pkg + ".") and not qual.startswith(pkg + ".") else 0
             name = cand
-            while True:  # the longest leading part of `cand` that is a project module
+            while len(name) > floor:  # the longest leading part of `cand` that is a project module
                 if name in self.modules:
                     found = name
                     break
@@ -150,6 +153,25 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 break
         self._module_of[key] = found
         return found
+
+    def import_targets(self, qual: str, ctx: ModuleInfo) -> tuple[str, ...]:
+        """The project modules an import of `qual` in `ctx` runs: the module, and before it
+        the packages it is in (importing `a.b.c` runs `a/__init__.py` and `a/b/__init__.py`
+        first), the importer itself left out."""
+        mod = self.module_of(qual, ctx)
+        if mod is None:
+            return ()
+        return tuple(m for m in (mod, *self.packages_above(mod)) if m != ctx.module)
+
+    def packages_above(self, module: str) -> list[str]:
+        """The project packages `module` is in, innermost first (`a.b`, `a` for `a.b.c`)."""
+        out = []
+        parent = module.rpartition(".")[0]
+        while parent:
+            if parent in self.modules:
+                out.append(parent)
+            parent = parent.rpartition(".")[0]
+        return out
 
     def resolve(self, qual: str, ctx: ModuleInfo) -> tuple[str, ...]:
         """Function keys a qualified callee name refers to (a class gives its protocol methods)."""
@@ -363,9 +385,15 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         return out
 
     def _returned_by(self, qual: str, info: ModuleInfo) -> tuple[str, ...]:
-        """The project functions that the functions `qual` names return by name."""
+        """The project functions that the functions `qual` names return by name; for a
+        class, the methods that run when the instance it builds is called."""
         out: list[str] = []
         for key in self.resolve(qual, info):
+            owner, _, method = key.rpartition(".")
+            if owner in self.classes and not qual.endswith("." + method):
+                if method in self.m.calling_methods:
+                    out.append(key)
+                continue
             mod, scope = self.scope_of(key)
             minfo = self.modules[mod]
             for returned in minfo.summary(RETURNS).get(scope, ()):
@@ -440,8 +468,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         return self._subclasses.get(cls_key, [])
 
     def visible_modules(self, module: str) -> "int | tuple[int, ...]":
-        """`module` and every project module it imports, directly or not (imports inside
-        functions included), as a bit set over `module_ids`: a large project has thousands
+        """`module`, the packages it is in when it is imported, and every project module they
+        import, directly or not (imports inside functions included), as a bit set over `module_ids`: a large project has thousands
         of modules that each see hundreds. A set with few members for its highest number
         is kept as the tuple of them instead (a bit set reaching number 30,000 takes 4 KB
         however few modules it holds: 99 MB for the 36,000 modules of a generated
@@ -450,7 +478,12 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         if hit is None:
             ids = self.module_ids
             mask = 1 << ids[module]
-            stack = [module]
+            # an imported module's packages were imported before it (`a/__init__.py` runs
+            # before `a.b`): what they import exists when its code runs. A module nothing
+            # imports is a script, run by path, where they never run.
+            stack = [module, *self.packages_above(module)] if self.importers.get(module) else [module]
+            for parent in stack[1:]:
+                mask |= 1 << ids[parent]
             loads = self._config_loads()
             while stack:
                 current = stack.pop()
@@ -464,6 +497,10 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                         if done is None:
                             mask |= bit
                             stack.append(target)
+                            for parent in self.packages_above(target):  # (as a memo's answer has them)
+                                if not mask & 1 << ids[parent]:
+                                    mask |= 1 << ids[parent]
+                                    stack.append(parent)
                         elif type(done) is tuple:
                             for i in done:
                                 mask |= 1 << i

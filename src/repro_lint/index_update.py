@@ -265,9 +265,12 @@ class LiveIndex(ProjectIndex):
         if same_outline:
             self._patch_same_outline(old, new)
         else:
+            before = set(self.imports_of.get(name, ()))
             self._patch_outline(old, new)
-            # the new classes' bases, now that they are in the index
-            more = self._ancestor_modules(new) - observers
+            # the new classes' bases, now that they are in the index, and the modules it
+            # imports or no longer imports: whether anything imports a module decides whether
+            # it sees what its packages import (`visible_modules`)
+            more = (self._ancestor_modules(new) | (before ^ set(self.imports_of.get(name, ())))) - observers
             if more:
                 self._forget(more, new, new, False)
                 observers |= more
@@ -296,6 +299,10 @@ class LiveIndex(ProjectIndex):
                 if mod not in out:
                     out.add(mod)
                     stack.append(mod)
+        # the modules inside a package see what it imports (`visible_modules`)
+        packages = {m for m in out if m in self.modules and self.modules[m].is_package}
+        if packages:
+            out |= {m for m in self.modules if not packages.isdisjoint(self.packages_above(m))}
         # `self.m()` in a base class reaches the overrides of its subclasses
         out |= self._ancestor_modules(old)
         out |= {m for m, info in self.modules.items() if info.hydra_mains}
@@ -461,9 +468,7 @@ class LiveIndex(ProjectIndex):
         self._set_star_imports(new)
         targets: set[str] = set()
         for imp in new.imports:
-            mod = self.module_of(imp[0], new)
-            if mod is not None and mod != name:
-                targets.add(mod)
+            targets.update(self.import_targets(imp[0], new))
         before = set(self.imports_of.get(name, ()))
         self.imports_of[name] = tuple(targets) if targets else ()
         for mod in before - targets:
@@ -510,9 +515,7 @@ class LiveIndex(ProjectIndex):
         gone = {new.module}
         for info in (old, new):
             for imp in info.imports:
-                mod = self.module_of(imp[0], info)
-                if mod is not None:
-                    gone.add(mod)
+                gone.update(self.import_targets(imp[0], info))
         gone |= {m for m, reads in self._entry_reads.items() if not reads.isdisjoint(observers)}
         for mod in gone:
             memo.pop(mod, None)

@@ -124,6 +124,8 @@ class Matchers:
         self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])
+        self.building_methods = frozenset(prog.get("building-methods", ()))
+        self.calling_methods = frozenset(prog.get("calling-methods", ()))
         self.callback_keywords = frozenset(prog["callback-keywords"])
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))

@@ -123,8 +123,7 @@ class ScopeWalk:
             # imports inside a function body run when it is called
             for imp in mod.imports:
                 if imp[5] == ref[1]:
-                    target = self.module_of(imp[0], mod)
-                    if target:
+                    for target in self.import_targets(imp[0], mod):  # type: ignore[attr-defined]
                         out[number((target, MODULE_SCOPE))] = None
         if not out:
             return calls

@@ -93,9 +93,13 @@ def body_items(ctx: Context, info: ModuleInfo, scopes: tuple) -> list[Item]:
                 srcs = index.seed_sources(info, ev)
                 if srcs:
                     items.append(Item((ev.line, ev.col), "seed", frozenset(srcs), ev, ev.data.get("api") or ev.data.get("target")))
+        building = index.m.building_methods
         for call, keys in index.callees(info, scope):
             if is_reference(call):
                 continue  # a function handed over runs later (or elsewhere), not here
+            if call[0] is not None and any(_instantiates(ctx, call[0], k) for k in keys):
+                # an instance built here: its `forward`, `__iter__`, ... run when it is used
+                keys = tuple(k for k in keys if k.rpartition(".")[2] in building or not _instantiates(ctx, call[0], k))
             seeds: frozenset = frozenset()
             draws: frozenset = frozenset()
             for key in keys:

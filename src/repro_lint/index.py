@@ -61,6 +61,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             for qual, cls in info.classes.items():
                 self.classes[prefix + qual] = (info, cls)
         self._module_of: dict[tuple[str, str], Optional[str]] = {}
+        self._packages_above: dict[str, tuple[str, ...]] = {}
         # modules importing each module (lists, each importer once) and modules each module
         # imports (tuples, the empty one shared): one of each per module of a large project
         self.importers: dict[str, list[str]] = {}
@@ -71,8 +72,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         for info in self.modules.values():
             self._set_star_imports(info)
             targets: set[str] = set()
-            for imp in info.imports:
-                targets.update(self.import_targets(imp[0], info))
+            for imp in info.imports:  # (`import_targets`, written out: every import of a project)
+                mod = self.module_of(imp[0], info)
+                if mod is not None:
+                    targets.add(mod)
+                    if "." in mod:
+                        targets.update(self.packages_above(mod))
+            targets.discard(info.module)
             self.imports_of[info.module] = tuple(targets) if targets else ()
             if not info.is_test:
                 for mod in targets:
@@ -161,17 +167,25 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         mod = self.module_of(qual, ctx)
         if mod is None:
             return ()
-        return tuple(m for m in (mod, *self.packages_above(mod)) if m != ctx.module)
+        above = self.packages_above(mod)
+        if not above:
+            return (mod,) if mod != ctx.module else ()
+        return tuple(m for m in (mod, *above) if m != ctx.module)
 
-    def packages_above(self, module: str) -> list[str]:
+    def packages_above(self, module: str) -> tuple[str, ...]:
         """The project packages `module` is in, innermost first (`a.b`, `a` for `a.b.c`)."""
-        out = []
-        parent = module.rpartition(".")[0]
-        while parent:
-            if parent in self.modules:
-                out.append(parent)
-            parent = parent.rpartition(".")[0]
-        return out
+        if "." not in module:
+            return ()
+        hit = self._packages_above.get(module)
+        if hit is None:
+            out = []
+            parent = module.rpartition(".")[0]
+            while parent:
+                if parent in self.modules:
+                    out.append(parent)
+                parent = parent.rpartition(".")[0]
+            hit = self._packages_above[module] = tuple(out) if out else ()
+        return hit
 
     def resolve(self, qual: str, ctx: ModuleInfo) -> tuple[str, ...]:
         """Function keys a qualified callee name refers to (a class gives its protocol methods)."""

@@ -601,7 +601,7 @@ class _Transformer(cst.CSTTransformer):
                     # move up to the first new import of that section
                     first = next(j for j, item in enumerate(imports) if item.section == nxt_section)
                     moved = out[first].with_changes(leading_lines=list(nxt.leading_lines))
-                    if first > 0 and _blank_prefix(moved) < 1:
+                    if first > 0 and _blank_prefix(moved) < 1 and apart:
                         moved = _with_blank_prefix(moved, 1)  # still apart from the new import of the section before
                     out[first] = moved
                     nxt = nxt.with_changes(leading_lines=[])

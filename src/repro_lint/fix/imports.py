@@ -256,7 +256,11 @@ class Imports:
         mine = self.section(imp.module)
         if mine == FUTURE:
             return runs[0][0][0]
-        run = next((r for r in runs if any(ln[1] == mine for ln in r)), runs[0])
+        # of the runs holding the section, the one with most of its lines: a statement that
+        # splits the block early (`warnings.simplefilter(...)` after `import warnings`)
+        # leaves a prelude, and the section's main group comes after it
+        holding = [r for r in runs if any(ln[1] == mine for ln in r)]
+        run = max(holding, key=lambda r: sum(ln[1] == mine for ln in r)) if holding else runs[0]
         key = self._sort_key("import", imp.module, imp.alias or "")
         merged = self._merged_group(run, mine)
         if merged is not None:

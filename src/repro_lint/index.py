@@ -483,11 +483,11 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
 
     def visible_modules(self, module: str) -> "int | tuple[int, ...]":
         """`module`, the packages it is in when it is imported, and every project module they
-        import, directly or not (imports inside functions included), as a bit set over `module_ids`: a large project has thousands
-        of modules that each see hundreds. A set with few members for its highest number
-        is kept as the tuple of them instead (a bit set reaching number 30,000 takes 4 KB
-        however few modules it holds: 99 MB for the 36,000 modules of a generated
-        38,000-file project, which see five each)."""
+        import, directly or not (imports inside functions included), as a bit set over
+        `module_ids`: a large project has thousands of modules that each see hundreds. A
+        set with few members for its highest number is kept as the tuple of them instead (a
+        bit set reaching number 30,000 takes 4 KB however few modules it holds: 99 MB for the
+        36,000 modules of a generated 38,000-file project, which see five each)."""
         hit = self._visible.get(module)
         if hit is None:
             ids = self.module_ids

@@ -38,13 +38,16 @@ def iter_calls(node: ast.AST, stored_lambdas: bool = True) -> list[ast.Call]:
     A hand-rolled walk: it runs over every expression of a project, and `ast.walk`
     costs about three times as much.
 
-    `stored_lambdas=False` (code that runs at import): the body of a lambda that is only
-    stored (assigned, an item of a list, tuple or dict: a table of factories) is left out,
-    as it runs when an item is called, not where it is written; a lambda called on the spot
-    or handed to a call (`sorted(key=lambda ...)`, which may call it at once) is walked, and
-    every lambda's default values are (they are evaluated where it is written)."""
+    `stored_lambdas=False` (code that runs at import): the body of a lambda stored in a
+    table (an item of a list, tuple, set or dict: factories by name) is left out, as it runs
+    when an item is called, not where it is written. A lambda that is `node` itself (the
+    value of `name = lambda ...`, which calls through the name cannot be followed to), one
+    called on the spot, and one handed to a call (`sorted(key=lambda ...)`, which may call it
+    at once) are walked, and so is every lambda's default values (evaluated where it is
+    written)."""
     out: list[ast.Call] = []
-    stack = [node]
+    lam = None if stored_lambdas else ast.Lambda  # (None: no node is of that type)
+    stack = [node.args, node.body] if type(node) is lam else [node]  # type: ignore[attr-defined]
     pop = stack.pop
     push = stack.append
     found = out.append
@@ -52,7 +55,6 @@ def iter_calls(node: ast.AST, stored_lambdas: bool = True) -> list[ast.Call]:
     leaves = LEAF_TYPES
     Call = ast.Call
     Attribute = ast.Attribute
-    lam = None if stored_lambdas else ast.Lambda  # (None: no node is of that type)
     while stack:
         n = pop()
         t = type(n)

@@ -32,12 +32,15 @@ class CallableValues:
 
     def _callables_in(self, value: ast.Dict) -> tuple[str, ...]:
         """The project callables a dict literal's values name (names and dotted names that
-        resolve outside the libraries the catalogs know), in order, each once."""
+        resolve outside the libraries the catalogs know, or that a lambda value calls), in
+        order, each once."""
         if len(value.values) > _MAX_REGISTRY:
             return ()
         out: dict[str, None] = {}
         roots = self.m.external_roots
         for v in value.values:
+            if type(v) is ast.Lambda and type(v.body) is ast.Call:  # type: ignore[attr-defined]
+                v = v.body.func  # `lambda **kw: Net(depth=2, **kw)`: calling it calls `Net`  # type: ignore[attr-defined]
             if type(v) is _Name or type(v) is _Attribute:
                 qual = self.r.qualify(v)
                 if qual and qual.split(".", 1)[0] not in roots:

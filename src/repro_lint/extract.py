@@ -238,7 +238,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                     self._returned(v)
             # (a call that is a statement of its own: its value is not used)
             self.stmt_call = stmt.value if t is _Expr else None  # type: ignore[attr-defined]
-            calls = iter_calls(stmt.value if t is _Expr else stmt)  # type: ignore[attr-defined]
+            # (at module level, a stored lambda's body runs later: see `iter_calls`)
+            calls = iter_calls(stmt.value if t is _Expr else stmt, self.scope != MODULE_SCOPE)  # type: ignore[attr-defined]
             if len(calls) > 1:
                 calls.sort(key=call_order)
             for sub in calls:
@@ -354,7 +355,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             return
         if t is _Expr:  # a statement that is an expression (most often a call)
             node = node.value  # type: ignore[attr-defined]
-        calls = iter_calls(node)
+        calls = iter_calls(node, self.scope != MODULE_SCOPE)
         if len(calls) > 1:
             calls.sort(key=call_order)
         for sub in calls:

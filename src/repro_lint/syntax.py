@@ -33,12 +33,21 @@ def _children_of(node: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return spec
 
 
-def iter_calls(node: ast.AST) -> list[ast.Call]:
+def iter_calls(node: ast.AST, stored_lambdas: bool = True) -> list[ast.Call]:
     """Every Call node under `node` (including `node`), in no particular order.
     A hand-rolled walk: it runs over every expression of a project, and `ast.walk`
-    costs about three times as much."""
+    costs about three times as much.
+
+    `stored_lambdas=False` (code that runs at import): the body of a lambda stored in a
+    table (an item of a list, tuple, set or dict: factories by name) is left out, as it runs
+    when an item is called, not where it is written. A lambda that is `node` itself (the
+    value of `name = lambda ...`, which calls through the name cannot be followed to), one
+    called on the spot, and one handed to a call (`sorted(key=lambda ...)`, which may call it
+    at once) are walked, and so is every lambda's default values (evaluated where it is
+    written)."""
     out: list[ast.Call] = []
-    stack = [node]
+    lam = None if stored_lambdas else ast.Lambda  # (None: no node is of that type)
+    stack = [node.args, node.body] if type(node) is lam else [node]  # type: ignore[attr-defined]
     pop = stack.pop
     push = stack.append
     found = out.append
@@ -55,20 +64,35 @@ def iter_calls(node: ast.AST) -> list[ast.Call]:
             f = n.func  # type: ignore[attr-defined]
             if type(f) is Attribute:  # `obj.method(...)`: its receiver straight away
                 f = f.value  # type: ignore[attr-defined]
-            if type(f) not in leaves:
+            tf = type(f)
+            if tf is lam:
+                push(f.args)  # type: ignore[attr-defined]
+                push(f.body)  # type: ignore[attr-defined]
+            elif tf not in leaves:
                 push(f)
             for x in n.args:  # type: ignore[attr-defined]
-                if type(x) not in leaves:
+                tx = type(x)
+                if tx is lam:
+                    push(x.args)  # type: ignore[attr-defined]
+                    push(x.body)  # type: ignore[attr-defined]
+                elif tx not in leaves:
                     push(x)
             for kw in n.keywords:  # type: ignore[attr-defined]
                 x = kw.value
-                if type(x) not in leaves:
+                tx = type(x)
+                if tx is lam:
+                    push(x.args)  # type: ignore[attr-defined]
+                    push(x.body)  # type: ignore[attr-defined]
+                elif tx not in leaves:
                     push(x)
             continue
         if t is Attribute:
             v = n.value  # type: ignore[attr-defined]
             if type(v) not in leaves:
                 push(v)
+            continue
+        if t is lam:  # a stored lambda: only its defaults run here
+            push(n.args)  # type: ignore[attr-defined]
             continue
         spec = children.get(t)
         if spec is None:

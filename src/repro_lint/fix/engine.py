@@ -154,7 +154,12 @@ class _Engine:
         self.selector = selector
         self.settings = _settings()
         self.facts = _bodies_read(dict(report.facts)) or project_facts([Path(p) for p in report.infos], cfg, report.root, jobs=jobs, use_cache=use_cache)
-        self.project_roots = frozenset(i.module.split(".", 1)[0] for i in self.facts.values() if i.module)
+        roots = {i.module.split(".", 1)[0] for i in self.facts.values() if i.module}
+        # a top-level `src/` folder is a layout root and a package (the index resolves
+        # `src.models.x` as `models.x`): `from src.utils import x` is the project's own import
+        if "src" not in roots and (Path(self.root) / "src").is_dir():
+            roots.add("src")
+        self.project_roots = frozenset(roots)
         self.check_facts = checker or check_facts
         self.scope = {k for k, i in self.facts.items() if i.path in report.infos}  # the files the user asked to check
         self.original: dict[str, list] = {}  # display path -> selected findings of the original (files outside the rounds)

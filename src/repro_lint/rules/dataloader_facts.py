@@ -592,6 +592,22 @@ def _generator_call(ex: Extractor, value: ast.AST, desc: Optional[tuple] = None)
     return ex.r.qualify(func), False
 
 
+def _on_cpu(ex: Extractor, value: ast.Call) -> bool:
+    """Whether `torch.Generator(...)` (or `....manual_seed(s)` on it) makes a CPU generator:
+    no device, or "cpu" (`torch.device("cpu")`). A DataLoader or sampler draws its order on
+    the CPU and raises with a generator on another device (`device=accelerator.device`)."""
+    seed_method = (_CAT or _catalog())["gen_seed_method"]
+    while type(value.func) is ast.Attribute and value.func.attr == seed_method and type(value.func.value) is ast.Call:
+        value = value.func.value
+    device = get_arg(value, 0, "device")
+    if device is None:
+        return True
+    if type(device) is ast.Call and ex.r.qualify(device.func) == "torch.device" and device.args:
+        device = device.args[0]
+    kind = literal(device)
+    return isinstance(kind, str) and kind.split(":", 1)[0] == "cpu"
+
+
 def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> None:
     if type(value) is not ast.Call:
         gens = _state(ex).gens.get(ex.scope)
@@ -599,7 +615,7 @@ def _track_generator(ex: Extractor, name: str, value: ast.AST, desc: tuple) -> N
             gens.pop(name, None)  # rebound to something that is not a new generator
         return
     qual, seeded = _generator_call(ex, value, desc)
-    if qual in (_CAT or _catalog())["torch_gens"]:
+    if qual in (_CAT or _catalog())["torch_gens"] and _on_cpu(ex, value):
         _state(ex).gens.setdefault(ex.scope, {})[name] = seeded
     else:
         gens = _state(ex).gens.get(ex.scope)

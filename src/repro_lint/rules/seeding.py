@@ -129,11 +129,9 @@ def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
     # reaches without finding `modules` cannot lead there from a later one either
     seen: set[str] = set()
     for imp in sorted(entry.imports, key=lambda i: (i[1], i[2])):
-        mod = index.module_of(imp[0], entry)
-        if not mod or mod == entry.module or mod in seen:
-            continue
-        seen.add(mod)
-        stack = [mod]
+        # the module and the packages it is in, which run first
+        stack = [mod for mod in index.import_targets(imp[0], entry) if mod not in seen]
+        seen.update(stack)
         while stack:
             current = stack.pop()
             if current in modules:

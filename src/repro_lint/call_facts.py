@@ -361,7 +361,10 @@ class CallFacts:
         entropy (no argument where one is needed)."""
         if spec.requires_arg and not node.args and not node.keywords:
             return False
-        first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+        if spec.seed_from_keyword:  # (None: the helper's own default seed)
+            first = next((k.value for k in node.keywords if k.arg == spec.seed_from_keyword), None)
+        else:
+            first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
         names, attrs = _names_in(node)
         kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
         self.add(

@@ -21,6 +21,9 @@ class SeederSpec:
     build: bool = False
     # for a build: it seeds only with a seed given by this keyword (Lightning's LightningCLI)
     seed_keyword: str = ""
+    # a helper whose seed is passed by this keyword only, after arguments of other kinds
+    # (ColossalAI's `launch_from_torch(config, seed=...)`): its seed expression is that keyword's
+    seed_from_keyword: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ class Matchers:
         self.seeders: dict[str, SeederSpec] = {}
         for item in rng["seeders"]:
             self.seeders[item["name"]] = SeederSpec(
-                item["name"], tuple(item["sources"]), bool(item.get("requires-arg", False)), bool(item.get("framework", False))
+                item["name"], tuple(item["sources"]), bool(item.get("requires-arg", False)), bool(item.get("framework", False)),
+                seed_from_keyword=item.get("seed-from-keyword", ""),
             )
         self.seeding_methods: dict[str, SeederSpec] = {
             item["method"]: SeederSpec(item["name"], tuple(item["sources"]), False, bool(item.get("framework", False)))

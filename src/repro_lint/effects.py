@@ -22,6 +22,7 @@ class Effects:
 
 
 _NONE: frozenset = frozenset()
+_NO_EFFECTS = Effects()
 
 
 class FunctionEffects:
@@ -114,6 +115,8 @@ class FunctionEffects:
                     eff.seeds |= sub.seeds
                 if sub.intent:
                     eff.intent = True
+        if not eff.draws and not eff.seeds and not eff.intent:
+            eff = _NO_EFFECTS  # (most functions: one shared answer, never changed)
         for m in members:
             self._effects[m] = eff
 

@@ -8,7 +8,7 @@ the file, is only known once every file has been read.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, EnsureFunction
@@ -386,7 +386,7 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
             yield finding
 
 
-def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> list:
+def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> Sequence:
     """The module's DataLoaders with workers that may be non-zero and no `worker_init_fn=`
     (none reached by a program that seeds its workers through Lightning):
     (resolver, scope, event, call, how the workers are described). Worked out once per module."""
@@ -401,7 +401,9 @@ def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> list:
             if workers is None or (info.module, scope) in _worker_seeded_scopes(ctx):
                 continue
             hit.append((res, scope, ev, call, workers))
-        cache[info.module] = hit
+        # (most modules have none: the empty tuple shared, where a list each took 2.7 MB
+        # on 38,000 files)
+        hit = cache[info.module] = hit or ()
     return hit
 
 

@@ -297,16 +297,26 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             hit = self._module_class[key] = any(b in self.m.module_bases for b in self.class_bases(key))
         return hit
 
-    def callees(self, info: ModuleInfo, scope: str) -> tuple[tuple[tuple, tuple[str, ...]], ...]:
-        """Each recorded call of a scope with the project functions it may reach (worked out
-        once per scope: effects, reach and several rules ask for the same scopes)."""
+    def callees(self, info: ModuleInfo, scope: str) -> "Iterable[tuple[tuple, tuple[str, ...]]]":
+        """Each recorded call of a scope with the project functions it may reach, as
+        (call, keys) pairs to iterate once (worked out once per scope: effects, reach and
+        several rules ask for the same scopes; kept as `callee_row` has them)."""
+        row = self.callee_row(info, scope)
+        if not row:
+            return row
+        it = iter(row)
+        return zip(it, it)
+
+    def callee_row(self, info: ModuleInfo, scope: str) -> tuple:
+        """The calls of a scope that reach project functions and their keys, one after the
+        other: (call, keys, call, keys, ...). A tuple per pair took 11 MB on 38,000 files."""
         per_scope = self._callees.get(info.module)
         if per_scope is None:
             per_scope = self._callees[info.module] = {}
         hit = per_scope.get(scope)
         if hit is not None:
             return hit
-        out = []
+        out: list = []
         module = info.module
         methods = self._method_cache.get(module) or self._method_cache.setdefault(module, {})
         resolved = self._resolve_cache.get(module) or self._resolve_cache.setdefault(module, {})
@@ -326,7 +336,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 if keys is None:
                     keys = self.resolve(target, info)
             if keys:
-                out.append((call, keys))
+                out.append(call)
+                out.append(keys)
         # a tuple holds no spare room, and most scopes share the empty one
         hit = per_scope[scope] = tuple(out) if out else ()
         return hit

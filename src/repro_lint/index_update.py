@@ -108,15 +108,15 @@ class LiveIndex(ProjectIndex):
         self._stale_entries: set[str] = set()
 
     # -- what is recorded as it is worked out ---------------------------------------------
-    def callees(self, info: ModuleInfo, scope: str):
+    def callee_row(self, info: ModuleInfo, scope: str) -> tuple:
         per_scope = self._callees.get(info.module)
         if per_scope is not None:
             hit = per_scope.get(scope)
             if hit is not None:
                 return hit
-        out = super().callees(info, scope)
+        out = super().callee_row(info, scope)
         ref = (info.module, scope)
-        for _, keys in out:
+        for keys in out[1::2]:
             for k in keys:
                 callers = self._callers.get(k)
                 if callers is None:
@@ -355,7 +355,7 @@ class LiveIndex(ProjectIndex):
         for mod in observers:
             per_scope = self._callees.pop(mod, None)
             for scope, found in (per_scope or {}).items():
-                for _, keys in found:
+                for keys in found[1::2]:
                     for k in keys:
                         callers = self._callers.get(k)
                         if callers is not None:

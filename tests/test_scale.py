@@ -244,6 +244,10 @@ def test_equal_outline_values_are_kept_once():
     one, true = sharing.value((1, "x")), sharing.value((True, "x"))
     assert one is not true and type(true[0]) is bool
     assert sharing.value(tuple([1, "x"])) is one
+    # the small marshalled body fields are one object too, and read back the same
+    loops = a.__dict__["_packed"][3]
+    assert len(loops) <= 32 and loops is b.__dict__["_packed"][3]
+    assert a.loops == b.loops == {} and a.constants == b.constants and a.calls == b.calls
 
 
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):

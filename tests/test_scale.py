@@ -271,3 +271,27 @@ def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     assert all(len(table) == 0 for table in _PROGRAM_CACHES)
     assert all(p._seeds is None and p._draws is None for p in ctx.programs)
     ctx.release()
+
+
+def test_findings_texts_kept_once():
+    """Equal texts of the findings a check keeps are one object (`engine._shared_texts`); the
+    findings, their fixes and edits stay equal, with the same hashes."""
+    from repro_lint.engine import _shared_texts
+    from repro_lint.findings import Finding, Fix, Location, Related
+    from repro_lint.fix.edits import InsertStatements
+
+    def make():
+        text = "".join(["seed ", "the workers"])  # a new string object each time
+        edit = InsertStatements("after-imports", "".join(["SEED = ", "0\n"]), key="".join(["seed", "-const"]))
+        loc = Location("a.py", 1, 1, 1, 2)
+        return Finding("RPL302", "x", text, loc, [Related(loc, text + ".")], Fix("".join(["add ", "it"]), "safe", (edit,)))
+
+    texts: dict = {}
+    a, b = make(), make()
+    assert a.message is not b.message and a.fix.edits[0].code is not b.fix.edits[0].code
+    hashes = (hash(a.fix), hash(a.related[0]))
+    a, b = _shared_texts(a, texts), _shared_texts(b, texts)
+    assert a == b and (hash(a.fix), hash(a.related[0])) == hashes
+    assert a.message is b.message and a.related[0].message is b.related[0].message
+    assert a.fix.description is b.fix.description
+    assert a.fix.edits[0].code is b.fix.edits[0].code and a.fix.edits[0].key is b.fix.edits[0].key

@@ -272,6 +272,12 @@ def _run_check(
     target_infos = {k: infos[k] for k in target_keys if k in infos}
     errors: list[str] = []
     unique = _findings(ctx, list(target_infos.values()), errors, verbose, jobs)
+    # The context refers to itself: with the cycle collector paused during the check and
+    # what it built frozen after (`without_cyclic_gc`), the index and the rules' state are
+    # not freed object by object when the check returns (0.1 s of a 5,000-file check), and
+    # the command ends soon after. (A cycle through RPL302's table of loaders did this
+    # before, for any project with such a loader.)
+    ctx.__dict__["_itself"] = ctx
     report.findings = unique
     report.errors.extend(errors)
     report.infos = {info.path: info for info in target_infos.values()}

@@ -137,3 +137,61 @@ def test_hydra_target_lines_are_reached(tmp_path):
     program = index.program(app)
     assert ("models", "build") in program.scope_set
     assert ("models", "unused") not in program.scope_set
+
+
+def test_resolved_calls_memoised_compactly_read_the_same_every_time():
+    # a scope's resolved calls are kept as one flat row (call, keys, call, keys, ...), name
+    # resolution per asking module, equal effects as one object: what is asked again is
+    # what was worked out the first time
+    utils = facts(
+        """
+        import random
+        def draw():
+            return random.random()
+        def seed():
+            random.seed(0)
+        def nothing():
+            return 1
+        def also_nothing():
+            return 2
+        """,
+        module="utils",
+    )
+    train = facts(
+        """
+        import utils
+        from utils import draw
+        class Model:
+            def step(self):
+                return self.helper()
+            def helper(self):
+                return draw()
+        def main(model):
+            utils.seed()
+            draw()
+            model.step()
+            utils.nothing()
+            print("no project function")
+        if __name__ == "__main__":
+            main(Model())
+        """,
+        module="train",
+    )
+    index = ProjectIndex([utils, train], get_matchers())
+    first = list(index.callees(train, "main"))
+    assert [keys for _, keys in first] == [("utils.seed",), ("utils.draw",), ("train.Model.step",), ("utils.nothing",)]
+    assert [call[2] for call, _ in first] == [10, 11, 12, 13]
+    assert list(index.callees(train, "main")) == first  # asked again: from the memo
+    assert index.callee_row(train, "main") == tuple(x for pair in first for x in pair)
+    assert list(index.callees(train, "Model.step")) == [(index.callee_row(train, "Model.step")[0], ("train.Model.helper",))]
+    assert list(index.callees(train, MODULE_SCOPE)) == []
+    assert index.resolve("utils.draw", train) == ("utils.draw",)
+    assert index.resolve("utils.draw", train) is index.resolve("utils.draw", train)
+    assert index.resolve("utils.missing", train) == ()
+    assert index.resolve("utils.seed", train) == ("utils.seed",)
+    assert index.method_targets("step", train) == ("train.Model.step",)
+    assert index.method_targets("step", train) == ("train.Model.step",)
+    assert index.effects("utils.draw").draws == {"python"}
+    assert index.effects("train.Model.helper") is index.effects("utils.draw")
+    assert index.effects("utils.nothing") is index.effects("utils.also_nothing")
+    assert not index.effects("utils.nothing").draws and not index.effects("utils.nothing").seeds

@@ -244,6 +244,10 @@ def test_equal_outline_values_are_kept_once():
     one, true = sharing.value((1, "x")), sharing.value((True, "x"))
     assert one is not true and type(true[0]) is bool
     assert sharing.value(tuple([1, "x"])) is one
+    # the small marshalled body fields are one object too, and read back the same
+    loops = a.__dict__["_packed"][3]
+    assert len(loops) <= 32 and loops is b.__dict__["_packed"][3]
+    assert a.loops == b.loops == {} and a.constants == b.constants and a.calls == b.calls
 
 
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
@@ -267,3 +271,27 @@ def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     assert all(len(table) == 0 for table in _PROGRAM_CACHES)
     assert all(p._seeds is None and p._draws is None for p in ctx.programs)
     ctx.release()
+
+
+def test_findings_texts_kept_once():
+    """Equal texts of the findings a check keeps are one object (`engine._shared_texts`); the
+    findings, their fixes and edits stay equal, with the same hashes."""
+    from repro_lint.engine import _shared_texts
+    from repro_lint.findings import Finding, Fix, Location, Related
+    from repro_lint.fix.edits import InsertStatements
+
+    def make():
+        text = "".join(["seed ", "the workers"])  # a new string object each time
+        edit = InsertStatements("after-imports", "".join(["SEED = ", "0\n"]), key="".join(["seed", "-const"]))
+        loc = Location("a.py", 1, 1, 1, 2)
+        return Finding("RPL302", "x", text, loc, [Related(loc, text + ".")], Fix("".join(["add ", "it"]), "safe", (edit,)))
+
+    texts: dict = {}
+    a, b = make(), make()
+    assert a.message is not b.message and a.fix.edits[0].code is not b.fix.edits[0].code
+    hashes = (hash(a.fix), hash(a.related[0]))
+    a, b = _shared_texts(a, texts), _shared_texts(b, texts)
+    assert a == b and (hash(a.fix), hash(a.related[0])) == hashes
+    assert a.message is b.message and a.related[0].message is b.related[0].message
+    assert a.fix.description is b.fix.description
+    assert a.fix.edits[0].code is b.fix.edits[0].code and a.fix.edits[0].key is b.fix.edits[0].key

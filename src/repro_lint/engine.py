@@ -272,6 +272,12 @@ def _run_check(
     target_infos = {k: infos[k] for k in target_keys if k in infos}
     errors: list[str] = []
     unique = _findings(ctx, list(target_infos.values()), errors, verbose, jobs)
+    # The context refers to itself: with the cycle collector paused during the check and
+    # what it built frozen after (`without_cyclic_gc`), the index and the rules' state are
+    # not freed object by object when the check returns (0.1 s of a 5,000-file check), and
+    # the command ends soon after. (A cycle through RPL302's table of loaders did this
+    # before, for any project with such a loader.)
+    ctx.__dict__["_itself"] = ctx
     report.findings = unique
     report.errors.extend(errors)
     report.infos = {info.path: info for info in target_infos.values()}
@@ -428,6 +434,7 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
     modules = [info for info in ctx.index.modules.values() if info.path in target_paths]
     ctx.checked = len(modules)
     seen: dict[str, set] = {code: set() for code in codes}
+    texts: dict[str, str] = {}
     failed: dict[str, list[str]] = {code: [] for code in codes}
     for code in codes:
         out[code] = []
@@ -445,7 +452,7 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
                             sig = (finding.location, finding.message)
                             if sig not in seen[code]:
                                 seen[code].add(sig)
-                                out[code].append(finding)
+                                out[code].append(_shared_texts(finding, texts))
                 except Exception as exc:
                     failed[code].append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
                     if verbose:
@@ -455,6 +462,26 @@ def _rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose
     for code in codes:
         errors.extend(failed[code])
     return out
+
+
+def _shared_texts(finding: Finding, texts: dict[str, str]) -> Finding:
+    """`finding` with its message and its fix's texts replaced by equal ones kept before
+    (`texts`): findings repeat a few texts (on a 38,308-file tree 148,000 strings of the
+    findings held 19,000 values, 12 MB more than one copy of each). Frozen parts are set
+    in place: an equal string changes neither their equality nor their hash."""
+    finding.message = texts.setdefault(finding.message, finding.message)
+    setter = object.__setattr__
+    for rel in finding.related:
+        setter(rel, "message", texts.setdefault(rel.message, rel.message))
+    fix = finding.fix
+    if fix is not None:
+        setter(fix, "description", texts.setdefault(fix.description, fix.description))
+        for edit in fix.edits:
+            for name in getattr(type(edit), "__slots__", ()):
+                value = getattr(edit, name)
+                if type(value) is str and value:
+                    setter(edit, name, texts.setdefault(value, value))
+    return finding
 
 
 def _fork_rules(ctx: Context, target_paths: set[str], verbose: bool, codes: list[str]) -> Optional[tuple[int, int]]:

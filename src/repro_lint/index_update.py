@@ -91,9 +91,8 @@ class LiveIndex(ProjectIndex):
         self._exact_imports: dict[str, set[str]] = {}  # each imported name -> the modules importing it
         for info in self.modules.values():
             self._add_import_names(info)
-        # the keys of the resolution caches' entries, by the module resolving (to forget them)
-        self._resolved_in: dict[str, list] = {}
-        self._methods_in: dict[str, list] = {}
+        # the keys of the class lookups' entries, by the module resolving (to forget them;
+        # the memos of resolution are kept per module already)
         self._class_keys_in: dict[str, list] = {}
         self._groups_in: dict[str, set] = {}
         self._entry_memo: dict[str, bool] = {}
@@ -109,15 +108,15 @@ class LiveIndex(ProjectIndex):
         self._stale_entries: set[str] = set()
 
     # -- what is recorded as it is worked out ---------------------------------------------
-    def callees(self, info: ModuleInfo, scope: str):
+    def callee_row(self, info: ModuleInfo, scope: str) -> tuple:
         per_scope = self._callees.get(info.module)
         if per_scope is not None:
             hit = per_scope.get(scope)
             if hit is not None:
                 return hit
-        out = super().callees(info, scope)
+        out = super().callee_row(info, scope)
         ref = (info.module, scope)
-        for _, keys in out:
+        for keys in out[1::2]:
             for k in keys:
                 callers = self._callers.get(k)
                 if callers is None:
@@ -125,31 +124,12 @@ class LiveIndex(ProjectIndex):
                 callers.add(ref)
         return out
 
-    def _resolve(self, qual: str, ctx: ModuleInfo, depth: int) -> tuple[tuple[str, ...], bool]:
-        key = (qual, ctx.module)
-        hit = self._resolve_cache.get(key)
-        if hit is not None:
-            return hit, True
-        out, complete = super()._resolve(qual, ctx, depth)
-        if complete:  # memoised: kept under the module resolving, to be forgotten with it
-            self._resolved_in.setdefault(ctx.module, []).append(key)
-        return out, complete
-
     def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
         key = (qual, ctx.module)
         if key in self._class_keys:
             return self._class_keys[key]
         out = super().class_key(qual, ctx)
         self._class_keys_in.setdefault(ctx.module, []).append(key)
-        return out
-
-    def method_targets(self, method: str, info: ModuleInfo, marker: Optional[str] = None) -> tuple[str, ...]:
-        key = (method, info.module, marker)
-        hit = self._method_cache.get(key)
-        if hit is not None:
-            return hit
-        out = super().method_targets(method, info, marker)
-        self._methods_in.setdefault(info.module, []).append(key)
         return out
 
     def _call_successors(self, i: int) -> tuple:
@@ -382,7 +362,7 @@ class LiveIndex(ProjectIndex):
         for mod in observers:
             per_scope = self._callees.pop(mod, None)
             for scope, found in (per_scope or {}).items():
-                for _, keys in found:
+                for keys in found[1::2]:
                     for k in keys:
                         callers = self._callers.get(k)
                         if callers is not None:
@@ -401,10 +381,9 @@ class LiveIndex(ProjectIndex):
         if same_outline:
             return  # only the module's own calls changed: how names resolve did not
         for mod in observers:
-            for key in self._resolved_in.pop(mod, ()):
-                self._resolve_cache.pop(key, None)
-            for key in self._methods_in.pop(mod, ()):
-                self._method_cache.pop(key, None)
+            # (the memos of resolution are kept per asking module)
+            self._resolve_cache.pop(mod, None)
+            self._method_cache.pop(mod, None)
             for key in self._groups_in.pop(mod, ()):
                 self._by_name_ids.pop(key, None)
             for key in self._class_keys_in.pop(mod, ()):

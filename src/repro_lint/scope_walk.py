@@ -38,6 +38,10 @@ class ScopeWalk:
             self._by_kind = []
         return self._refs
 
+    def scope_number(self, ref: ScopeRef) -> Optional[int]:
+        """The number of a scope a walk has met (every scope of a program has one), or None."""
+        return self._ref_ids.get(ref)
+
     def _number(self, ref: ScopeRef) -> Optional[int]:
         """The number of a scope, numbered now if new; None for a scope that does not exist
         (an unknown module or function)."""

@@ -121,3 +121,34 @@ def test_pool_tasks_are_compared_task_by_task(probe):
     rows = _rows(result.report)
     assert {f"main/task 0.{i}" for i in range(6)} <= set(rows)
     assert all(rows[f"main/task 0.{i}"]["ops"][0] > 0 for i in range(6))
+
+
+WAITING_WORKER = r"""
+import os, signal, sys, threading, time
+import multiprocessing as mp
+from repro_lint.probe.hooks import _TaskQueue
+
+queue = mp.SimpleQueue()
+queue._rlock.acquire()  # what a terminating Pool does: its workers never get the lock again
+signal.signal(signal.SIGTERM, lambda *_: os._exit(3))  # (the recording's handler writes the trace)
+
+def other_thread():
+    time.sleep(0.3)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # the kernel's pick: not the main thread
+
+threading.Thread(target=other_thread, daemon=True).start()
+_TaskQueue(queue).get()
+"""
+
+
+def test_a_pool_worker_waiting_for_a_task_runs_the_terminate_handler():
+    """A Pool terminates its workers while one may wait for a task for good; the SIGTERM
+    the kernel hands to another thread of the worker (torch starts some) must still reach
+    the handler that writes the worker's trace, which runs only in the main thread."""
+    import subprocess
+    import sys
+
+    if not hasattr(__import__("signal"), "pthread_kill"):
+        pytest.skip("no pthread_kill on this platform")
+    proc = subprocess.run([sys.executable, "-c", WAITING_WORKER], capture_output=True, text=True, timeout=20)
+    assert proc.returncode == 3, proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from multiprocessing.reduction import ForkingPickler
 from typing import Optional
 
 from repro_lint.probe import session as sessions
@@ -61,7 +62,7 @@ class _TaskQueue:
         if session is not None:
             session.idle = True  # terminated while waiting here, the worker had finished its work
         try:
-            task = self._queue.get(*args, **kwargs)
+            task = self._waking_get(*args, **kwargs)
         finally:
             if session is not None:
                 session.idle = False
@@ -71,6 +72,31 @@ class _TaskQueue:
             if isinstance(task, tuple) and len(task) == 5:
                 session.enter_segment(f"task {task[0]}.{task[1]}")
         return task
+
+    def _waking_get(self, *args, **kwargs):
+        """`SimpleQueue.get`, waiting in short slices. The recording's SIGTERM handler (which
+        writes the worker's trace when the Pool terminates it) is Python code: it runs only
+        once the main thread is back in the interpreter, and a signal the kernel hands to
+        another thread (torch's) never wakes a wait on the queue's lock or pipe. The Pool
+        terminates its workers while one of them may wait there for good (it holds the lock
+        for itself when it shuts down)."""
+        queue = self._queue
+        lock, reader = getattr(queue, "_rlock", None), getattr(queue, "_reader", None)
+        if args or kwargs or lock is None or reader is None:
+            return queue.get(*args, **kwargs)
+        while not lock.acquire(timeout=_WAKE_SECONDS):
+            pass
+        try:
+            while not reader.poll(_WAKE_SECONDS):
+                pass
+            data = reader.recv_bytes()
+        finally:
+            lock.release()
+        return ForkingPickler.loads(data)
+
+
+# How often a Pool worker waiting for a task returns to the interpreter (signals are run there).
+_WAKE_SECONDS = 0.1
 
 
 def _hydra_job(config) -> Optional[str]:

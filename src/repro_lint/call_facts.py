@@ -21,6 +21,7 @@ _Name = ast.Name
 _Constant = ast.Constant
 _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
+_SELF_NAMES = ("self", "cls")
 _BUILTINS = frozenset(dir(builtins))
 # ModuleInfo.extra key: calls of items of a container: (scope, container name, key, line, no_grad)
 ITEM_CALLS = "item_calls"
@@ -137,7 +138,13 @@ class CallFacts:
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
             fn = self.func
-            marker = self._receiver_class(func.value) if fn is not None and fn.class_name is not None else None  # type: ignore[attr-defined]
+            recv = func.value  # type: ignore[attr-defined]
+            tr = type(recv)
+            # (only `self.m()`, `cls.m()` and `super().m()` in a method can name a class)
+            if fn is not None and fn.class_name is not None and (tr is _Name and recv.id in _SELF_NAMES or tr is ast.Call):  # type: ignore[attr-defined]
+                marker = self._receiver_class(recv)
+            else:
+                marker = None
             if method == "__init__" and marker is not None and marker.startswith(SUPER_CALL):
                 cls = self.info.classes.get(marker[len(SUPER_CALL):])
                 build = self._seeding_base(cls.bases) if cls is not None else None

@@ -82,7 +82,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         self.r = Resolver(info.module, info.is_package)
         # lines as the parser counts them: only "\n", "\r\n" and "\r" end one (str.splitlines
         # also splits at form feeds and other separators, which shifts every later line)
-        self.lines = split_lines(text) if not text.isascii() else None
+        # (an ASCII line is kept as None: its byte columns are character columns)
+        self.lines = [None if x.isascii() else x for x in split_lines(text)] if not text.isascii() else None
         self.scope = MODULE_SCOPE
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
@@ -128,7 +129,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         if self.lines is None or line - 1 >= len(self.lines):
             return col
         text = self.lines[line - 1]
-        if text.isascii():
+        if text is None:
             return col
         return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
 

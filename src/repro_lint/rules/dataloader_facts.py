@@ -40,6 +40,7 @@ SUMMARIES[INITIAL_SEED] = lambda info: tuple((info.extra.get(FACTS) or _EMPTY).g
 UNKNOWN = ("unknown",)
 _Name = ast.Name
 _Attribute = ast.Attribute
+_Call = ast.Call
 _MAX_DEPTH = 8  # bound on following bindings through bindings (cycles, long chains)
 _MAX_KEYS = 64  # larger dict literals are data tables, not keyword sets: not described
 _MAX_BRANCHES = 64  # possible key sets of one dict followed through conditional updates
@@ -462,29 +463,41 @@ def _argparse(ex: Extractor, node: ast.Call) -> None:
 
 
 def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
+    # runs for every assignment of a project: the common case (one name bound in a function
+    # to a call or a plain value) is written out, with no helper called for it
     value = stmt.value  # type: ignore[attr-defined]
     if value is None:
         return  # a bare annotation binds nothing
     ts = type(stmt)
     targets = stmt.targets if ts is ast.Assign else (stmt.target,)  # type: ignore[attr-defined]
     aug = ts is ast.AugAssign
-    if not _CAT:
-        _catalog()
+    cat = _CAT or _catalog()
     facts = ex.info.extra.get(FACTS) or _facts(ex)
     st = ex.__dict__.get("_dataloading") or _state(ex)
     tv = type(value)
+    scope = ex.scope
     for target in targets:
         tt = type(target)
         if tt is _Name:
+            ident = target.id  # type: ignore[attr-defined]
             callee = None  # the callee of a call assigned, resolved
             if aug:
                 desc = UNKNOWN
-            elif tv is ast.Call:
-                callee = _assigned_callee(ex, value, target.id, len(targets))  # type: ignore[arg-type, attr-defined]
-                desc = _call_desc(ex, value, callee)
+            elif tv is _Call:
+                # `_assigned_callee` and `_call_desc`, written out for one target
+                if len(targets) == 1 and value is ex.value_call:
+                    callee = ex.value_qual
+                    if callee is not None and ex.func is not None:
+                        base = value.func  # type: ignore[attr-defined]
+                        while type(base) is _Attribute:
+                            base = base.value  # type: ignore[attr-defined]
+                        if base.id == ident:  # type: ignore[attr-defined]
+                            callee = None
+                else:
+                    callee = _assigned_callee(ex, value, ident, len(targets))  # type: ignore[arg-type]
+                desc = _call_desc(ex, value, callee) if callee in cat["partials"] else ("call", callee)  # type: ignore[arg-type]
             else:
                 desc = _desc(ex, value)
-            ident = target.id  # type: ignore[attr-defined]
             if ex.class_stack:
                 # a class attribute: `num_workers = 0` in a config class, `loader_cls = DataLoader`
                 cls = ".".join(ex.prefix)
@@ -494,9 +507,9 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                 _held(ex, cls, ident, value, stmt, desc)
                 continue
             names = facts["names"]
-            bound = names.get(ex.scope)
+            bound = names.get(scope)
             if bound is None:
-                bound = names[ex.scope] = {}
+                bound = names[scope] = {}
             descs = bound.get(ident)
             if descs is None:
                 bound[ident] = [desc]
@@ -506,18 +519,18 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             # (a call with positional arguments is never `dict(...)`: no dict expression)
             if aug or tv not in _DICT_EXPRESSIONS:
                 branches = None
-            elif tv is ast.Call:
+            elif tv is _Call:
                 branches = None if value.args else _dict_call_branches(ex, value, callee)  # type: ignore[attr-defined, arg-type]
             else:
                 branches = _dict_branches(ex, value)
-            if branches is not None or st.dicts and ident in st.dicts.get(ex.scope, _EMPTY):
+            if branches is not None or st.dicts and ident in st.dicts.get(scope, _EMPTY):
                 _set_dict(ex, stmt, ident, branches)
             # a generator made (or the name of one rebound) in this scope
-            if tv is ast.Call:
-                if desc[0] != "call" or desc[1] in _CAT["torch_gens"] or type(value.func) is _Attribute and value.func.attr == _CAT["gen_seed_method"]:  # type: ignore[attr-defined]
+            if tv is _Call:
+                if desc[0] != "call" or desc[1] in cat["torch_gens"] or type(value.func) is _Attribute and value.func.attr == cat["gen_seed_method"]:  # type: ignore[attr-defined]
                     _track_generator(ex, ident, value, desc)
                     continue
-            if st.gens and st.gens.get(ex.scope):
+            if st.gens and st.gens.get(scope):
                 _track_generator(ex, ident, value, desc)
         elif tt is _Attribute:
             recv = target.value  # type: ignore[attr-defined]

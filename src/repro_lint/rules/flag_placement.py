@@ -172,7 +172,8 @@ _FLAGS_PLACES: "weakref.WeakKeyDictionary[Program, Placed]" = program_cache()
 
 def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Placed:
     """Where statements that set determinism flags go; with `after_flags`, after the cuDNN
-    flags that already follow the torch seed in its block (where deterministic algorithms go),
+    flags that already follow the torch seed in its block, with no other statement between
+    (where deterministic algorithms go),
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
     place = _FLAGS_PLACES.get(program)
     if place is None:  # RPL401 and RPL403 both ask
@@ -195,12 +196,22 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
         ):
             continue
         guard = next((ev.data.get("guard") for ev in events if (ev.line, ev.col) == anchor_pos), None)
+        # only the flags that follow the seed as one group: a cuDNN flag set further down
+        # (before the training loop, after the model is built) is not where a reader of the
+        # seeding looks, and the flags this rule's neighbours add go with the seed
+        others = sorted(
+            [(c[2], c[3]) for c in info.calls.get(scope, ())] + [ev.pos for ev in events if ev.kind != "flag"]
+        )
+        end = (place.anchor[2], place.anchor[3])
         for ev in events:
             if (
                 ev.kind == "flag" and ev.data["name"] in _CUDNN_FLAGS and ev.pos > anchor_pos
                 and ev.data.get("guard") == guard and training.no_effect(info, scope, ev) is None
             ):
+                if any(end <= pos < ev.pos for pos in others):
+                    break  # a statement that is not a flag comes between
                 place = replace(place, anchor=(ev.line, ev.col, ev.end_line, ev.end_col))
+                end = (ev.end_line, ev.end_col)
                 if ev.data["name"] == _CUDNN_FLAGS[0] and ev.data.get("value_text"):
                     place = replace(place, switch=ev.data["value_text"])
         break

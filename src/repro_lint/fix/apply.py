@@ -410,10 +410,11 @@ class Planner:
         if edit.name in self.layout.module_bindings or key in self.keys:
             return
         self.keys.add(key)
-        ctx = Context((), 0, self.import_end, True)
+        at = self.layout.definitions_start(self.import_end)
+        ctx = Context((), 0, at, True)
         text, _ = self.expand(edit.code, spec, ctx, local_ok=False, code=code)
         stmts = _parse_statements(text, code)
-        self._add_item(self.module, self.import_end, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
+        self._add_item(self.module, at, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
 
     # -- applying --------------------------------------------------------------------
     def _block_indent(self, block: cst.CSTNode) -> str:

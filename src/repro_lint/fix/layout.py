@@ -332,6 +332,24 @@ class Layout(cst.CSTVisitor):
         return first, end
 
 
+    def definitions_start(self, end: int) -> int:
+        """Where a new module-level function goes: after the import section (`end`) and the
+        compatibility blocks that follow it (`try:` importing something, with fallbacks or
+        patches beside the imports), which belong with the imports in a reader's eye."""
+        body = self.module.body
+        i = end
+        while i < len(body) and _is_import_shim(body[i]):
+            i += 1
+        return i
+
+
+def _is_import_shim(stmt: cst.CSTNode) -> bool:
+    """A `try:` or `if` block at module level whose body imports something (and may do more)."""
+    if not isinstance(stmt, (cst.Try, cst.If)) or not isinstance(stmt.body, cst.IndentedBlock):
+        return False
+    return any(is_import_line(s) for s in stmt.body.body)
+
+
 def _is_pass_block(stmt: cst.CSTNode) -> bool:
     """An `if` whose body does nothing Python sees: in a notebook, an install step guarded by a
     switch (`if INSTALL:` then `%pip install ...`, whose magic line reads as `pass`)."""

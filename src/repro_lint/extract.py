@@ -438,6 +438,8 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             if qual == "os.environ":
                 key = literal(target.slice)
                 if isinstance(key, str):
+                    if value is not None and self.m.is_network_destination(key):
+                        self._mark_assigned(value, key)
                     lit = literal(value)
                     self.add("env", target, var=key, value=None if lit is NOT_LITERAL else lit, how="item", value_span=self.span(value) if value is not None else None)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -475,11 +477,18 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
         end_line = value.end_lineno or line  # type: ignore[attr-defined]
         end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
-        for ev in reversed(events):
+        # a value that picks a port or address (`MASTER_PORT`, `args.dist_url`): its draws
+        # change no result, and are not draws of the program (catalog `network-destinations`)
+        network = self.m.is_network_destination(name)
+        for i in range(len(events) - 1, -1, -1):
+            ev = events[i]
             if ev.line < line:
                 break  # events are recorded in statement order: the rest come before
             if (ev.kind == "draw" or ev.kind == "gen") and start <= (ev.line, ev.col) <= end:
-                ev.data["assigned"] = name
+                if network and ev.kind == "draw":
+                    del events[i]
+                else:
+                    ev.data["assigned"] = name
 
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:

@@ -61,6 +61,7 @@ class Matchers:
         flags = catalog.load("flags")
         frameworks = catalog.load("frameworks")
         self.sources: tuple[str, ...] = tuple(rng["sources"])
+        self.network_destinations: frozenset[str] = frozenset(rng.get("network-destinations", ()))
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
         self.draw_methods: dict[str, str] = {}
@@ -179,6 +180,12 @@ class Matchers:
 
     def is_optimizer(self, qual: str) -> bool:
         return qual.startswith(self.optimizer_prefixes) and not qual.startswith(self.optimizer_exclude)
+
+    def is_network_destination(self, name: str) -> bool:
+        """Whether a value kept under `name` (a variable, `args.dist_url`, an environment key)
+        picks a port or address for the run's processes (catalog `network-destinations`)."""
+        last = name.rpartition(".")[2].lower()
+        return last in self.network_destinations or any(last.endswith("_" + n) for n in self.network_destinations)
 
     def looks_like_seeder(self, qual_or_name: str) -> bool:
         last = qual_or_name.rpartition(".")[2]

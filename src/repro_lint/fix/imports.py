@@ -104,6 +104,31 @@ class Imports:
             return local[0]
         return None
 
+    def from_import(self, module: str, name: str, ctx: Context) -> Optional[tuple[cst.ImportFrom, int]]:
+        """The file's own module-level `from module import ...` (a project module) that `name`
+        can join, so that code inserted at `ctx` names it as the file names that module's
+        other functions, and its line; None when there is none usable there, or `name` is taken."""
+        if self.section(module) not in (PROJECT, LOCAL) or name in self.layout.module_bindings:
+            return None
+        if any(imp.name == name for imp in self.new) or any(
+            name in self.layout.functions[q].bindings for q in ctx.functions if q in self.layout.functions
+        ):
+            return None
+        body = self.layout.module.body
+        for bindings in self.layout.module_bindings.values():
+            for b in bindings:
+                if b.kind != "from" or b.in_main or not b.module or b.module.rpartition(".")[0] != module:
+                    continue
+                if not (ctx.late or b.top < ctx.top) or not isinstance(body[b.top], cst.SimpleStatementLine):
+                    continue
+                for small in body[b.top].body:  # type: ignore[attr-defined]
+                    if (
+                        isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None
+                        and dotted(small.module) == module and not isinstance(small.names, cst.ImportStar)
+                    ):
+                        return small, b.line
+        return None
+
     def _existing(self, module: str):
         """Module-level imports that name `module`, best first: (name, expression, binding)."""
         found = []

@@ -555,7 +555,10 @@ def _worker_seeders(ctx: Context) -> list[tuple[str, ModuleInfo, str]]:
 def _existing_worker_seeder(ctx: Context, info: ModuleInfo) -> Optional[str]:
     """How this module can name a project function that seeds workers from torch.initial_seed()."""
     index = ctx.index
-    found = [(0 if mod is info else 1, key, mod, qual) for key, mod, qual in _worker_seeders(ctx)]
+    # this module's own first, then one of the modules it imports from (it names that
+    # module's functions already), then any
+    imported = {imp[0].rpartition(".")[0] for imp in info.imports} | {imp[0] for imp in info.imports}
+    found = [(0 if mod is info else 1 if mod.module in imported else 2, key, mod, qual) for key, mod, qual in _worker_seeders(ctx)]
     if not found:
         return None
     found.sort(key=lambda f: (f[0], f[1]))

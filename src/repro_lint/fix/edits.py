@@ -6,7 +6,8 @@ nodes and applies them.
 
 Code templates may hold placeholders that the engine fills in per file:
 - `{mod:numpy}` — the local name of a module, importing it if the file lacks it
-  (an existing `import numpy as np` is reused);
+  (an existing `import numpy as np` is reused); `{mod:utils}.f` of a project module that the
+  file imports names from (`from utils import a, b`) reads `f`, which joins that import;
 - `{attr:torch.backends.cudnn}` — a submodule by the name the file already binds it to
   (`cudnn` after `import torch.backends.cudnn as cudnn`), else `{mod:torch}.backends.cudnn`;
 - `{seed}` — the program's seed expression (see `SeedSpec`).

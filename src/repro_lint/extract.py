@@ -108,6 +108,10 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         # names bound to the result of calling a project name (maybe an instance of a project
         # class), per scope: the callee's qualified name
         self.call_results: dict[str, str] = {}
+        # names of the scope bound to what a call of a known package returned (or a method of
+        # such a value): the package (`arr = np.arange(6)`, `ax = fig.add_subplot()` -> numpy,
+        # matplotlib), for hooks that tell tensors from other objects (`receiver_root`)
+        self.call_roots: dict[str, str] = {}
         # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
         # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
         self.value_call: Optional[ast.Call] = None
@@ -404,6 +408,11 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                         self.call_results[target.id] = qual  # type: ignore[attr-defined]
             elif self.call_results:
                 self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
+            root = self.receiver_root(value) if tv is ast.Call or tv is _Attribute or tv is ast.Subscript or tv is _Name else None
+            if root is not None:
+                self.call_roots[target.id] = root  # type: ignore[attr-defined]
+            elif self.call_roots:
+                self.call_roots.pop(target.id, None)  # type: ignore[attr-defined]
             if value is not None and tv is not _Name and tv is not _Constant:
                 events = self.info.events.get(self.scope)
                 if events and events[-1].line >= value.lineno:  # (most values record no event)
@@ -445,6 +454,30 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
+            root = self.receiver_root(value) if type(value) is ast.Call else None
+            if root is not None:  # `fig, ax = plt.subplots()`
+                for elt in target.elts:
+                    if type(elt) is _Name:
+                        self.call_roots[elt.id] = root  # type: ignore[attr-defined]
+
+    def receiver_root(self, node: Optional[ast.AST]) -> Optional[str]:
+        """The top-level package whose call made the value of `node` (`np.arange(6).cumsum`,
+        `df["a"]` with `df = pd.DataFrame(...)`: numpy, pandas), as far as the scope shows; None
+        when unknown (a parameter, a project function's result is its module's name)."""
+        while node is not None:
+            t = type(node)
+            if t is ast.Call:
+                qual = self.callee_of(node)  # type: ignore[arg-type]
+                if qual:
+                    return qual.split(".", 1)[0]
+                node = node.func  # type: ignore[attr-defined]  (a method of a value: its owner)
+            elif t is _Attribute or t is ast.Subscript:
+                node = node.value  # type: ignore[attr-defined]
+            elif t is _Name:
+                return self.call_roots.get(node.id)  # type: ignore[attr-defined]
+            else:
+                return None
+        return None
 
     def _method_alias(self, target: ast.Attribute, value: ast.Attribute) -> None:
         """`self.train_dataloader = self._train_dataloader` in a method: the class's method bound
@@ -556,7 +589,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
             info.hydra_config_name = hydra_name
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.call_roots)
         self.guards = []
         self.prefix = prefix
         self.scope = qual
@@ -565,6 +598,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
         self.call_results = {}
+        self.call_roots = {}
         bindings = self.r.push().bindings
         for name in params:
             bindings[name] = UNKNOWN
@@ -574,7 +608,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.call_roots = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:

@@ -46,6 +46,7 @@ class _Table:
         # literals worth recording at call sites of project functions (wrapper arguments)
         self.values = frozenset(values)
         self.tensor_modules = frozenset(catalog.load("nondeterministic_ops").get("tensor-method-modules", ()))
+        self.non_tensor_packages = frozenset(catalog.load("nondeterministic_ops").get("non-tensor-packages", ()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -130,6 +131,8 @@ def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None
         ops = t.methods.get(func.attr)
         form = "method"
         api = f"Tensor.{func.attr}"
+        if ops and ex.receiver_root(func.value) in t.non_tensor_packages:
+            return  # a numpy array's or a plot's method of the same name
     else:
         return
     if not ops:

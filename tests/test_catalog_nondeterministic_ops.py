@@ -253,6 +253,20 @@ def test_aten_name_exists(name):
 
 
 @needs_torch
+def test_tensor_method_keywords_are_the_aten_arguments():
+    """The keywords a Tensor method takes (`tensor-method-keywords`, which tell it from another
+    library's method of the same name) are those of its aten schemas: one missing would make
+    RPL405 miss a real call that passes it."""
+    table = catalog.load("nondeterministic_ops")["tensor-method-keywords"]
+    methods = {name for op in OPS for name in op["methods"]}
+    assert set(table) <= methods
+    for name, keywords in table.items():
+        packet = getattr(torch.ops.aten, name)
+        schema = {a.name for o in packet.overloads() for a in getattr(packet, o)._schema.arguments} - {"self"}
+        assert set(keywords) == schema, name
+
+
+@needs_torch
 def test_python_names_exist():
     problems = []
     for op in OPS:

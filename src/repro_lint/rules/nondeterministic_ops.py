@@ -47,6 +47,9 @@ class _Table:
         self.values = frozenset(values)
         self.tensor_modules = frozenset(catalog.load("nondeterministic_ops").get("tensor-method-modules", ()))
         self.non_tensor_packages = frozenset(catalog.load("nondeterministic_ops").get("non-tensor-packages", ()))
+        self.method_keywords = {
+            name: frozenset(kws) for name, kws in catalog.load("nondeterministic_ops").get("tensor-method-keywords", {}).items()
+        }
 
 
 @functools.lru_cache(maxsize=1)
@@ -133,6 +136,9 @@ def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None
         api = f"Tensor.{func.attr}"
         if ops and ex.receiver_root(func.value) in t.non_tensor_packages:
             return  # a numpy array's or a plot's method of the same name
+        accepted = t.method_keywords.get(func.attr)
+        if ops and accepted is not None and any(kw.arg is not None and kw.arg not in accepted for kw in node.keywords):
+            return  # a keyword the Tensor method does not take: another library's method
     else:
         return
     if not ops:

@@ -371,10 +371,13 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             return  # module-level rebinding of names is left to the prebind pass
         if type(target) is _Name:  # the commonest target: `for x in ...`, `with ... as f`
             self.r.scope.bindings[target.id] = UNKNOWN  # type: ignore[attr-defined]
+            if self.call_roots:
+                self.call_roots.pop(target.id, None)  # type: ignore[attr-defined]
             return
         for sub in ast.walk(target):
             if isinstance(sub, ast.Name):
                 self.r.bind(sub.id, None)
+                self.call_roots.pop(sub.id, None)
 
     def _visit_assign(self, stmt: ast.stmt) -> None:
         value = stmt.value  # type: ignore[attr-defined]

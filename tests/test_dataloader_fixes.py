@@ -59,3 +59,20 @@ def test_worker_seeder_of_another_module_is_imported(tmp_path, capsys):
     assert "import helpers.seeding\n" in text
     assert "DataLoader(ds, num_workers=2, worker_init_fn=helpers.seeding.worker_init)" in text
     assert "def seed_worker" not in text
+
+
+def test_the_fix_names_another_modules_worker_seeder_by_its_dotted_name(tmp_path, cli):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "__init__.py").write_text("")
+    (tmp_path / "helpers" / "seeding.py").write_text(
+        "import random\n\nimport numpy as np\nimport torch\n\n\n"
+        "def worker_init(worker_id):\n"
+        "    seed = torch.initial_seed() % 2**32\n"
+        "    np.random.seed(seed)\n"
+        "    random.seed(seed)\n"
+    )
+    (tmp_path / "lib.py").write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, num_workers=2)\n")
+    r = cli("check", "--no-cache", "--select", "RPL302", "lib.py", cwd=tmp_path)
+    assert "pass the project's worker seeding function `helpers.seeding.worker_init`" in r.stdout, r.stdout
+    assert "{mod:" not in r.stdout

@@ -8,6 +8,8 @@ the file, is only known once every file has been read.
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterable, Optional, Sequence
 
 from repro_lint.findings import Finding, Fix, Related
@@ -521,7 +523,8 @@ def _worker_fix(ctx: Context, res: _Resolver, ev, call: _Call) -> Optional[Fix]:
     reuse = _existing_worker_seeder(ctx, info)
     span = _span(ev)
     if reuse is not None:
-        return Fix(f"pass the project's worker seeding function `{reuse}`", "safe", (AddKeyword(span, "worker_init_fn", reuse),))
+        shown = re.sub(r"\{mod:([\w.]+)\}", r"\1", reuse)  # (the template names its module)
+        return Fix(f"pass the project's worker seeding function `{shown}`", "safe", (AddKeyword(span, "worker_init_fn", reuse),))
     name = fixes["worker-function"]
     if name in info.exports and name not in info.functions:
         return Fix(f"pass `{name}` as `worker_init_fn`", "safe", (AddKeyword(span, "worker_init_fn", name),))

@@ -64,22 +64,32 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
     trains nothing and loads saved parameters over it (an inference script), and for
     dropout there when it also puts its model in evaluation mode."""
     draws = program.draws()
-    m = ctx.index.m
-    if not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
+    inference = _inference(ctx, program)
+    if inference is None:
         return draws
-    if not program.calls_method(m.checkpoint_methods):
-        return draws
-    evaluates = bool(m.eval_methods) and program.calls_method(m.eval_methods)
     out = {}
     for source, occs in draws.items():
-        kept = []
-        for o in occs:
-            api = o[2].data.get("api") or ""
-            if not (_initialises(m, api) or evaluates and api in m.train_mode_draws):
-                kept.append(o)
+        kept = [o for o in occs if _counts(ctx.index.m, o[2].data.get("api") or "", inference)]
         if kept:
             out[source] = kept
     return out
+
+
+def _inference(ctx: Context, program: Optional[Program]) -> Optional[bool]:
+    """For a program that trains nothing and loads saved parameters (`load_state_dict`) over
+    its model's: whether it also puts the model in evaluation mode; None for any other."""
+    m = ctx.index.m
+    if program is None or not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
+        return None
+    if not program.calls_method(m.checkpoint_methods):
+        return None
+    return bool(m.eval_methods) and program.calls_method(m.eval_methods)
+
+
+def _counts(m, api: str, evaluates: bool) -> bool:
+    """Whether a draw of `api` matters in such a program: not parameter initialisation, nor
+    dropout when the model is evaluated."""
+    return not (_initialises(m, api) or evaluates and api in m.train_mode_draws)
 
 
 def _initialises(m, api: str) -> bool:
@@ -198,9 +208,75 @@ def _reseeded(ctx: Context, info: ModuleInfo, scope: str, ev: Event) -> bool:
 
 
 # -- RPL103 ---------------------------------------------------------------------------
-def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...]):
-    """Draws, seeds and project calls of a straight-line body, in source order."""
-    return [(it.pos, it.kind, set(it.sources), it.at, it.name) for it in placement.body_items(ctx, info, scopes)]
+def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], inference: Optional[bool] = None):
+    """Draws, seeds and project calls of a straight-line body, in source order. With
+    `inference` (the body is in the entry module of a program that loads saved parameters,
+    `_inference`), the draws that do not matter there are left out, the calls' too."""
+    out = []
+    m = ctx.index.m
+    for it in placement.body_items(ctx, info, scopes):
+        sources = set(it.sources)
+        if inference is not None and it.kind == "draw":
+            if isinstance(it.at, Event):
+                if not _counts(m, it.name, inference):
+                    continue
+            else:
+                sources = _counting_sources(ctx, it.keys, inference)
+                if not sources:
+                    continue
+        out.append((it.pos, it.kind, sources, it.at, it.name, it.keys))
+    return out
+
+
+def _loaded_over(ctx: Context, info: ModuleInfo, scopes: tuple, draw: tuple, seed: tuple) -> Optional[bool]:
+    """For a draw of a body whose model is loaded from saved parameters before the seed (a
+    call between the two that loads a checkpoint, `load_state_dict`, itself or in project
+    code it calls), in a body that trains nothing: whether the body also evaluates the
+    model (see `_inference`); None for any other."""
+    index = ctx.index
+    m = index.m
+    if not m.checkpoint_methods:
+        return None
+    calling = index.scopes_calling(m.checkpoint_methods)
+    starts = []  # what the body reaches: its own scopes, and the project code it calls
+    loads = False
+    for scope in scopes:
+        starts.append((info.module, scope))
+        for call in info.calls.get(scope, ()):
+            if draw < (call[2], call[3]) < seed and call[1] in m.checkpoint_methods:
+                loads = True  # `model.load_state_dict(...)` in the body
+        for call, keys in index.callees(info, scope):
+            if is_reference(call):
+                continue
+            starts += [index.scope_of(k) for k in keys]
+            if not loads and draw < (call[2], call[3]) < seed:
+                for mod, sub in index.reach([index.scope_of(k) for k in keys], include_imports=False):
+                    hit = calling(mod)
+                    if hit and sub in hit:
+                        loads = True
+                        break
+    if not loads:
+        return None
+    reached = index.reach(starts, include_imports=False)
+    for mod, scope in reached:
+        if any(ev.kind in ("train", "runner") for ev in index.modules[mod].events.get(scope, ())):
+            return None
+    evaluates = bool(m.eval_methods) and any(
+        (hit := index.scopes_calling(m.eval_methods)(mod)) and scope in hit for mod, scope in reached
+    )
+    return evaluates
+
+
+def _counting_sources(ctx: Context, keys: tuple, inference: bool) -> set:
+    """The sources that the functions `keys` (and what they call) draw from in ways that
+    matter in a program that loads saved parameters (`_counts`)."""
+    index = ctx.index
+    out: set = set()
+    for mod, scope in index.reach([index.scope_of(k) for k in keys], include_imports=False):
+        for ev in index.modules[mod].events.get(scope, ()):
+            if ev.kind == "draw" and _counts(index.m, ev.data.get("api") or "", inference):
+                out.add(ev.data["source"])
+    return out
 
 
 def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], callers: Optional[frozenset]) -> bool:
@@ -241,10 +317,11 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         asked = set(info.events).union(seed_callers_in(index, info.module))
         bodies = [(MODULE_SCOPE, MAIN_SCOPE)] if MODULE_SCOPE in asked or MAIN_SCOPE in asked else []
         bodies += [(q,) for q in info.functions if q in asked]
+    inference = _inference(ctx, ctx.program_of(info))
     for scopes in bodies:
         if not _may_seed(ctx, info, scopes, callers):
             continue
-        items = _body_items(ctx, info, scopes)
+        items = _body_items(ctx, info, scopes, inference)
         if not any(kind == "seed" for _, kind, *_ in items):
             continue
         first_seed: dict[str, tuple] = {}
@@ -256,13 +333,22 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         # one finding per line: the first draw on it, with every source first drawn there
         per_line: dict[int, tuple] = {}
         iterated = index.m.iterated_draws
-        for pos, kind, srcs, at, name in items:
+        for pos, kind, srcs, at, name, keys in items:
             if kind != "draw" or isinstance(at, Event) and at.data.get("api") in iterated:
                 continue  # (a loader or sampler draws its order when iterated, not when built)
             for src in sorted(srcs, key=lambda s: order.get(s, 99)):
                 seed = first_seed.get(src)
                 if seed is None or seed[0] <= pos or src in reported:
                     continue
+                if inference is None:
+                    # initial parameters loaded over before the seed, in a body that trains
+                    # nothing (an inference function): those draws do not matter
+                    loaded = _loaded_over(ctx, info, scopes, pos, seed[0])
+                    if loaded is not None and src not in (
+                        _counting_sources(ctx, keys, loaded) if not isinstance(at, Event)
+                        else {src} if _counts(index.m, name, loaded) else set()
+                    ):
+                        continue
                 assigned = at.data.get("assigned") if isinstance(at, Event) else None
                 if assigned and any(
                     isinstance(it[3], Event) and (assigned in it[3].data.get("names", ()) or assigned in it[3].data.get("attrs", ()))

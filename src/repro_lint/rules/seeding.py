@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Iterable, Optional
 
 from repro_lint import catalog
@@ -10,7 +11,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, SeedSpec
 from repro_lint.index import Program
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context, line_words, location, placement, rule, sentences, unfixed
+from repro_lint.rules import Context, line_words, location, placement, program_cache, rule, sentences, unfixed
 from repro_lint.rules.numpy_generator import generator_fix
 from repro_lint.seed_reach import seed_callers, seed_callers_in
 
@@ -75,11 +76,24 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
     return out
 
 
+_INFERENCE: "weakref.WeakKeyDictionary[Program, tuple]" = program_cache()
+
+
 def _inference(ctx: Context, program: Optional[Program]) -> Optional[bool]:
     """For a program that trains nothing and loads saved parameters (`load_state_dict`) over
-    its model's: whether it also puts the model in evaluation mode; None for any other."""
+    its model's: whether it also puts the model in evaluation mode; None for any other.
+    (RPL101 and RPL103 both ask.)"""
+    if program is None:
+        return None
+    hit = _INFERENCE.get(program)
+    if hit is None:
+        hit = _INFERENCE[program] = (_inference_of(ctx, program),)
+    return hit[0]
+
+
+def _inference_of(ctx: Context, program: Program) -> Optional[bool]:
     m = ctx.index.m
-    if program is None or not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
+    if not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
         return None
     if not program.calls_method(m.checkpoint_methods):
         return None
@@ -317,13 +331,18 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         asked = set(info.events).union(seed_callers_in(index, info.module))
         bodies = [(MODULE_SCOPE, MAIN_SCOPE)] if MODULE_SCOPE in asked or MAIN_SCOPE in asked else []
         bodies += [(q,) for q in info.functions if q in asked]
-    inference = _inference(ctx, ctx.program_of(info))
+    inference: Optional[bool] = None
+    asked_inference = False
     for scopes in bodies:
         if not _may_seed(ctx, info, scopes, callers):
             continue
-        items = _body_items(ctx, info, scopes, inference)
+        items = _body_items(ctx, info, scopes)
         if not any(kind == "seed" for _, kind, *_ in items):
             continue
+        if not asked_inference:  # (asked only of the few bodies that seed)
+            inference, asked_inference = _inference(ctx, ctx.program_of(info)), True
+        if inference is not None:
+            items = _body_items(ctx, info, scopes, inference)
         first_seed: dict[str, tuple] = {}
         for item in items:
             if item[1] == "seed":

@@ -41,19 +41,25 @@ def test_every_case_has_a_golden_result():
         assert case.with_name(case.stem + ".fixed.py").is_file(), case
 
 
-def test_worker_seeder_of_another_module_is_imported(tmp_path, capsys):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
-    (tmp_path / "helpers").mkdir()
-    (tmp_path / "helpers" / "__init__.py").write_text("")
-    (tmp_path / "helpers" / "seeding.py").write_text(
+def _project_with_a_worker_seeder(root):
+    """A project whose `helpers.seeding` seeds workers, and a `lib.py` whose loader has none."""
+    (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    (root / "helpers").mkdir()
+    (root / "helpers" / "__init__.py").write_text("")
+    (root / "helpers" / "seeding.py").write_text(
         "import random\n\nimport numpy as np\nimport torch\n\n\n"
         "def worker_init(worker_id):\n"
         "    seed = torch.initial_seed() % 2**32\n"
         "    np.random.seed(seed)\n"
         "    random.seed(seed)\n"
     )
-    lib = tmp_path / "lib.py"
+    lib = root / "lib.py"
     lib.write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, num_workers=2)\n")
+    return lib
+
+
+def test_worker_seeder_of_another_module_is_imported(tmp_path, capsys):
+    lib = _project_with_a_worker_seeder(tmp_path)
     fix(tmp_path, "RPL302", capsys)
     text = lib.read_text()
     assert "import helpers.seeding\n" in text
@@ -62,17 +68,7 @@ def test_worker_seeder_of_another_module_is_imported(tmp_path, capsys):
 
 
 def test_the_fix_names_another_modules_worker_seeder_by_its_dotted_name(tmp_path, cli):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
-    (tmp_path / "helpers").mkdir()
-    (tmp_path / "helpers" / "__init__.py").write_text("")
-    (tmp_path / "helpers" / "seeding.py").write_text(
-        "import random\n\nimport numpy as np\nimport torch\n\n\n"
-        "def worker_init(worker_id):\n"
-        "    seed = torch.initial_seed() % 2**32\n"
-        "    np.random.seed(seed)\n"
-        "    random.seed(seed)\n"
-    )
-    (tmp_path / "lib.py").write_text("from torch.utils.data import DataLoader\n\n\ndef build(ds):\n    return DataLoader(ds, num_workers=2)\n")
+    _project_with_a_worker_seeder(tmp_path)
     r = cli("check", "--no-cache", "--select", "RPL302", "lib.py", cwd=tmp_path)
     assert "pass the project's worker seeding function `helpers.seeding.worker_init`" in r.stdout, r.stdout
     assert "{mod:" not in r.stdout

@@ -73,6 +73,11 @@ _SOURCE_ORDER = operator.attrgetter("line", "col")
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
 
+# steps `receiver_root` follows through names, attributes and calls (a name bound to itself
+# ends there)
+_MAX_VALUE_STEPS = 16
+
+
 class Extractor(CallFacts, CallableValues, ModuleFacts):
     """The walk of one file: statements, scopes and bindings (calls: `CallFacts`)."""
 
@@ -108,10 +113,10 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         # names bound to the result of calling a project name (maybe an instance of a project
         # class), per scope: the callee's qualified name
         self.call_results: dict[str, str] = {}
-        # names of the scope bound to what a call of a known package returned (or a method of
-        # such a value): the package (`arr = np.arange(6)`, `ax = fig.add_subplot()` -> numpy,
-        # matplotlib), for hooks that tell tensors from other objects (`receiver_root`)
-        self.call_roots: dict[str, str] = {}
+        # the value each local name of the scope was last bound to (a node of the tree being
+        # walked), for hooks that ask what made a value (`receiver_root`): kept as it is, as
+        # most are never asked about
+        self.local_values: dict[str, ast.AST] = {}
         # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
         # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
         self.value_call: Optional[ast.Call] = None
@@ -371,13 +376,13 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             return  # module-level rebinding of names is left to the prebind pass
         if type(target) is _Name:  # the commonest target: `for x in ...`, `with ... as f`
             self.r.scope.bindings[target.id] = UNKNOWN  # type: ignore[attr-defined]
-            if self.call_roots:
-                self.call_roots.pop(target.id, None)  # type: ignore[attr-defined]
+            if self.local_values:
+                self.local_values.pop(target.id, None)  # type: ignore[attr-defined]
             return
         for sub in ast.walk(target):
             if isinstance(sub, ast.Name):
                 self.r.bind(sub.id, None)
-                self.call_roots.pop(sub.id, None)
+                self.local_values.pop(sub.id, None)
 
     def _visit_assign(self, stmt: ast.stmt) -> None:
         value = stmt.value  # type: ignore[attr-defined]
@@ -411,11 +416,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
                         self.call_results[target.id] = qual  # type: ignore[attr-defined]
             elif self.call_results:
                 self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
-            root = self.receiver_root(value) if tv is ast.Call or tv is _Attribute or tv is ast.Subscript or tv is _Name else None
-            if root is not None:
-                self.call_roots[target.id] = root  # type: ignore[attr-defined]
-            elif self.call_roots:
-                self.call_roots.pop(target.id, None)  # type: ignore[attr-defined]
+            self.local_values[target.id] = value  # type: ignore[attr-defined, assignment]
             if value is not None and tv is not _Name and tv is not _Constant:
                 events = self.info.events.get(self.scope)
                 if events and events[-1].line >= value.lineno:  # (most values record no event)
@@ -457,17 +458,17 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._visit_target(elt, None, stmt)
-            root = self.receiver_root(value) if type(value) is ast.Call else None
-            if root is not None:  # `fig, ax = plt.subplots()`
+            if type(value) is ast.Call:  # `fig, ax = plt.subplots()`: parts of what it returned
                 for elt in target.elts:
                     if type(elt) is _Name:
-                        self.call_roots[elt.id] = root  # type: ignore[attr-defined]
+                        self.local_values[elt.id] = value  # type: ignore[attr-defined]
 
     def receiver_root(self, node: Optional[ast.AST]) -> Optional[str]:
         """The top-level package whose call made the value of `node` (`np.arange(6).cumsum`,
-        `df["a"]` with `df = pd.DataFrame(...)`: numpy, pandas), as far as the scope shows; None
-        when unknown (a parameter, a project function's result is its module's name)."""
-        while node is not None:
+        `df["a"]` with `df = pd.DataFrame(...)`, `ax` with `fig, ax = plt.subplots()`: numpy,
+        pandas, matplotlib), as far as the scope shows; None when unknown (a parameter; a
+        project function's result gives its package's name)."""
+        for _ in range(_MAX_VALUE_STEPS):
             t = type(node)
             if t is ast.Call:
                 qual = self.callee_of(node)  # type: ignore[arg-type]
@@ -477,7 +478,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             elif t is _Attribute or t is ast.Subscript:
                 node = node.value  # type: ignore[attr-defined]
             elif t is _Name:
-                return self.call_roots.get(node.id)  # type: ignore[attr-defined]
+                node = self.local_values.get(node.id)  # type: ignore[attr-defined]
             else:
                 return None
         return None
@@ -592,7 +593,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
             info.hydra_config_name = hydra_name
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.call_roots)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values)
         self.guards = []
         self.prefix = prefix
         self.scope = qual
@@ -601,7 +602,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
         self.call_results = {}
-        self.call_roots = {}
+        self.local_values = {}
         bindings = self.r.push().bindings
         for name in params:
             bindings[name] = UNKNOWN
@@ -611,7 +612,7 @@ class Extractor(CallFacts, CallableValues, ModuleFacts):
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.call_roots = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:

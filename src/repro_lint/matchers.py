@@ -62,6 +62,7 @@ class Matchers:
         frameworks = catalog.load("frameworks")
         self.sources: tuple[str, ...] = tuple(rng["sources"])
         self.network_destinations: frozenset[str] = frozenset(rng.get("network-destinations", ()))
+        self._network_suffixes = tuple("_" + n for n in sorted(self.network_destinations))
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
         self.draw_methods: dict[str, str] = {}
@@ -185,7 +186,7 @@ class Matchers:
         """Whether a value kept under `name` (a variable, `args.dist_url`, an environment key)
         picks a port or address for the run's processes (catalog `network-destinations`)."""
         last = name.rpartition(".")[2].lower()
-        return last in self.network_destinations or any(last.endswith("_" + n) for n in self.network_destinations)
+        return last in self.network_destinations or last.endswith(self._network_suffixes)
 
     def looks_like_seeder(self, qual_or_name: str) -> bool:
         last = qual_or_name.rpartition(".")[2]

@@ -12,11 +12,12 @@ from typing import Callable, Iterable, Optional
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
 from repro_lint.program import Program  # noqa: F401  (rules import it from here)
 from repro_lint.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
+_SCOPE_NAMES = {MODULE_SCOPE: MODULE_SCOPE, MAIN_SCOPE: MAIN_SCOPE}
 
 
 def _compact_bits(mask: int) -> "int | tuple[int, ...]":
@@ -55,14 +56,17 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 self.modules.setdefault(info.module, info)
         # a top-level `src/` folder is a layout root and a package: `src.models.x` is `models.x`
         self._src_package = "src" not in self.modules
-        self.functions: dict[str, tuple[ModuleInfo, FunctionInfo]] = {}
+        # key -> function; its module is `self.modules[fn.module]` (`function`)
+        self.functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, tuple[ModuleInfo, object]] = {}
         self.by_name: dict[str, list[str]] = {}
         for info in self.modules.values():
             prefix = f"{info.module}." if info.module else ""
+            module = info.module
             for qual, fn in info.functions.items():
                 key = prefix + qual
-                self.functions[key] = (info, fn)
+                fn.module = module
+                self.functions[key] = fn
                 self.by_name.setdefault(fn.name, []).append(key)
             for qual, cls in info.classes.items():
                 self.classes[prefix + qual] = (info, cls)
@@ -480,7 +484,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         ids = self.module_ids
         per: dict[int, list[str]] = {}
         for k in keys:
-            per.setdefault(ids[self.functions[k][0].module], []).append(k)
+            per.setdefault(ids[self.functions[k].module], []).append(k)
         groups = tuple((i, tuple(ks)) for i, ks in per.items())
         if len(groups) <= _FEW_MODULES:
             return groups
@@ -554,8 +558,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         return hit
 
     def scope_of(self, key: str) -> ScopeRef:
-        info, fn = self.functions[key]
-        return (info.module, fn.qual)
+        fn = self.functions[key]
+        return (fn.module, fn.qual)
+
+    def function(self, key: str) -> tuple[ModuleInfo, FunctionInfo]:
+        """(the facts of the module defining it, the function) for a function key."""
+        fn = self.functions[key]
+        return self.modules[fn.module], fn
 
     # -- programs (the walk itself: `scope_walk.ScopeWalk`) ----------------------------
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
@@ -623,8 +632,12 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         def calling(mod: str) -> frozenset:
             hit = memo.get(mod)
             if hit is None:
-                calls = self.modules[mod].calls
-                hit = memo[mod] = frozenset(s for s, cs in calls.items() if any(c[1] in names for c in cs)) or _NO_SCOPES
+                info = self.modules[mod]
+                found = [s for s, cs in info.calls.items() if any(c[1] in names for c in cs)]
+                # the scope names as the outline holds them: the decoded body's own copies
+                # would be kept for this memo alone (6 MB on 38,000 files)
+                functions = info.functions
+                hit = memo[mod] = frozenset(functions[s].qual if s in functions else _SCOPE_NAMES.get(s, s) for s in found) or _NO_SCOPES
             return hit
 
         return calling

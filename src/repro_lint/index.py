@@ -59,7 +59,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         # key -> function; its module is `self.modules[fn.module]` (`function`)
         self.functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, tuple[ModuleInfo, object]] = {}
-        self.by_name: dict[str, list[str]] = {}
+        self.by_name: dict[str, "list[str] | tuple[str, ...]"] = {}
         for info in self.modules.values():
             prefix = f"{info.module}." if info.module else ""
             module = info.module
@@ -80,9 +80,9 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 self.classes[key] = (info, cls)
         self._module_of: dict[tuple[str, str], Optional[str]] = {}
         self._packages_above: dict[str, tuple[str, ...]] = {}
-        # modules importing each module (lists, each importer once) and modules each module
-        # imports (tuples, the empty one shared): one of each per module of a large project
-        self.importers: dict[str, list[str]] = {}
+        # modules importing each module (each importer once) and modules each module imports
+        # (the empty tuple shared): one of each per module of a large project
+        self.importers: dict[str, "list[str] | tuple[str, ...]"] = {}
         self.imports_of: dict[str, tuple[str, ...]] = {}
         # per module with `from m import *` of project modules, those modules (last first:
         # a later star import's name wins)
@@ -104,6 +104,10 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         # the memo served the imports above, which recur across files; kept, it held one
         # entry per imported name and package (14 MB on 38,000 files) that few later asks reuse
         self._module_of = {}
+        # tuples once filled: a list grown by appending keeps spare room, and one of each is
+        # kept per function name and per imported module of a project (4 MB on 38,000 files)
+        self.by_name = {name: tuple(keys) for name, keys in self.by_name.items()}  # type: ignore[misc]
+        self.importers = {mod: tuple(mods) for mod, mods in self.importers.items()}  # type: ignore[misc]
         self._effects: dict[str, Effects] = {}
         self._seeding_names: Optional[frozenset[str]] = None
         self._seed_callers: Optional[frozenset[ScopeRef]] = None  # (`seed_reach.seed_callers`)
@@ -125,7 +129,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._visible: dict[str, "int | tuple[int, ...]"] = {}
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
-        self._bases_cache: dict[str, list[str]] = {}
+        self._bases_cache: dict[str, tuple[str, ...]] = {}
         self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
         self._class_keys: dict[tuple[str, str], Optional[str]] = {}
@@ -302,12 +306,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
     def is_project(self, qual: str, ctx: ModuleInfo) -> bool:
         return bool(self.resolve(qual, ctx)) or self.module_of(qual, ctx) is not None and qual in self.modules
 
-    def class_bases(self, key: str, seen: Optional[set] = None) -> list[str]:
+    def class_bases(self, key: str, seen: Optional[set] = None) -> "list[str] | tuple[str, ...]":
         """Project classes in the hierarchy of `key` (itself first) and external base names."""
         if seen is None:
             hit = self._bases_cache.get(key)
             if hit is None:
-                hit = self._bases_cache[key] = self.class_bases(key, set())
+                # (a tuple: the list keeps spare room, and one is kept per class asked about)
+                hit = self._bases_cache[key] = tuple(self.class_bases(key, set()))
             return hit
         if key in seen or key not in self.classes:
             return []

@@ -307,12 +307,14 @@ def _unpacked_events(packed: bytes) -> dict[str, list[Event]]:
     dumps = marshal.dumps
     out: dict[str, list[Event]] = {}
     for s, rows in marshal.loads(packed).items():
-        evs = out[s] = []
-        for kind, line, col, end_line, end_col, stmt, data in rows:
+        # (filled in place: a list grown by appending keeps spare room, for as long as the
+        # events stay decoded)
+        evs = out[s] = [None] * len(rows)
+        for i, (kind, line, col, end_line, end_col, stmt, data) in enumerate(rows):
             raw = dumps(data)
             if len(raw) <= _SHARE_DATA_BYTES:
                 data = shared.setdefault(raw, data)
-            evs.append(Event(kind, line, col, end_line, end_col, stmt, data))
+            evs[i] = Event(kind, line, col, end_line, end_col, stmt, data)
     return out
 
 

@@ -74,11 +74,41 @@ _FUNCTION_FACTS = (
 )
 
 
+# The facts most functions have the same value for (no decorator, no Hydra config, not
+# async, not run without gradients): held together in one tuple, the common one shared
+# (`FunctionInfo._rare`): four fields fewer on each of a project's functions (6 MB on
+# 38,000 files).
+_RARE_FACTS = ("decorators", "hydra_config_path", "no_grad", "is_async", "hydra_config_name")
+_NO_DECORATORS: tuple = ()
+_COMMON = (_NO_DECORATORS, None, False, False, None)
+
+
+def _rare(decorators, hydra_config_path, no_grad, is_async, hydra_config_name) -> tuple:
+    if (
+        decorators is _NO_DECORATORS and hydra_config_path is None and no_grad is False
+        and is_async is False and hydra_config_name is None
+    ):
+        return _COMMON
+    return (decorators, hydra_config_path, no_grad, is_async, hydra_config_name)
+
+
+def _rare_fact(i: int) -> property:
+    def get(self):
+        return self._rare[i]
+
+    def set(self, value):
+        rare = self._rare
+        if rare[i] is not value:
+            self._rare = _rare(*rare[:i], value, *rare[i + 1:])
+
+    return property(get, set)
+
+
 class FunctionInfo:
     # `module`: the name of the module defining it, set by the project index (its table of
     # functions then holds the function alone, not a (module facts, function) pair: 12 MB
     # on 38,000 files); not part of the facts stored or sent (`_FUNCTION_FACTS`)
-    __slots__ = (*_FUNCTION_FACTS, "module")
+    __slots__ = tuple(k for k in _FUNCTION_FACTS if k not in _RARE_FACTS) + ("_rare", "module")
 
     def __init__(
         self, qual=None, name=None, line=None, col=None, end_line=None, params=None, decorators=None,
@@ -92,21 +122,25 @@ class FunctionInfo:
         self.col = col
         self.end_line = end_line
         self.params = params
-        self.decorators = decorators
-        self.hydra_config_path = hydra_config_path
         self.class_name = class_name
         self.docstring_end = docstring_end
         self.body_line = body_line
         self.body_col = body_col
-        self.no_grad = no_grad
-        self.is_async = is_async
-        self.hydra_config_name = hydra_config_name  # the primary config's name, when a literal
+        # (hydra_config_name: the primary config's name, when a literal)
+        self._rare = _rare(decorators, hydra_config_path, no_grad, is_async, hydra_config_name)
         self.module = None
+
+    decorators = _rare_fact(0)
+    hydra_config_path = _rare_fact(1)
+    no_grad = _rare_fact(2)
+    is_async = _rare_fact(3)
+    hydra_config_name = _rare_fact(4)
 
     def __getstate__(self):
         return tuple(getattr(self, k) for k in _FUNCTION_FACTS)
 
     def __setstate__(self, state):
+        self._rare = _COMMON
         for key, value in zip(_FUNCTION_FACTS, state):
             setattr(self, key, value)
         self.module = None

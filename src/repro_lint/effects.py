@@ -62,12 +62,12 @@ class FunctionEffects:
     def _component_effects(self, start: str) -> None:
         """Fill `_effects` for `start` and every function it reaches that has none yet."""
         effects = self._effects
-        functions = self.functions
+        function = self.function
         number: dict[str, int] = {start: 0}
         low: dict[str, int] = {start: 0}
         stack = [start]
         on_stack = {start}
-        info, fn = functions[start]
+        info, fn = function(start)
         work = [(start, self._callee_keys(info, fn.qual))]
         while work:
             node, pending = work[-1]
@@ -78,7 +78,7 @@ class FunctionEffects:
                     number[k] = low[k] = len(number)
                     stack.append(k)
                     on_stack.add(k)
-                    sub_info, sub_fn = functions[k]
+                    sub_info, sub_fn = function(k)
                     work.append((k, self._callee_keys(sub_info, sub_fn.qual)))
                     break
                 if k in on_stack and number[k] < low[node]:
@@ -103,10 +103,10 @@ class FunctionEffects:
         eff = Effects()
         inside = set(members)
         for m in members:
-            info, fn = self.functions[m]
+            info, fn = self.function(m)
             self._own_effects(info, fn.qual, eff)
         for m in members:
-            info, fn = self.functions[m]
+            info, fn = self.function(m)
             for k in self._callee_keys(info, fn.qual):
                 if k in inside:
                     continue
@@ -127,7 +127,7 @@ class FunctionEffects:
         """Names of the project functions that seed something when called (worked out once;
         the editor's workspace state asks, RPL103 uses `seed_reach.seed_callers`)."""
         if self._seeding_names is None:
-            self._seeding_names = frozenset(fn.name for key, (_, fn) in self.functions.items() if self.effects(key).seeds)
+            self._seeding_names = frozenset(fn.name for key, fn in self.functions.items() if self.effects(key).seeds)
         return self._seeding_names
 
     def _callee_keys(self, info: ModuleInfo, scope: str) -> Iterator[str]:

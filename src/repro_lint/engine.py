@@ -253,6 +253,10 @@ def _run_check(
     for job, info in zip(jobs_todo, extraction.extract_all(jobs_todo, datas, jobs, key, packing)):
         infos[job[0]] = info
     datas.clear()
+    # what found and read the files is not needed past here: a large project's paths
+    # (`Path` objects) and jobs were kept to the end of the check (15 MB on 38,000 files)
+    extracted = bool(jobs_todo)
+    del project_files, target_files, all_files, jobs_todo, digests
     _mark_tests(infos, root)
 
     index = ProjectIndex(infos.values(), matchers, root)
@@ -285,7 +289,7 @@ def _run_check(
     report.files_checked = len(target_infos)
     if given:
         return report  # facts and results of a buffer are not the files'
-    if jobs_todo or len(stored) != len(facts_cache):
+    if extracted or len(stored) != len(facts_cache):
         cache.store_facts(infos, stored)
     if new_map is None and ctx._programs is not None and cache.enabled:
         new_map = program_map.build_map(index, ctx._programs, infos, side)

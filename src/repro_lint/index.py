@@ -12,11 +12,12 @@ from typing import Callable, Iterable, Optional
 from repro_lint import framework_reach, hydra_configs
 from repro_lint.effects import Effects, FunctionEffects
 from repro_lint.matchers import Matchers
-from repro_lint.model import MAIN_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
+from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
 from repro_lint.program import Program  # noqa: F401  (rules import it from here)
 from repro_lint.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
+_SCOPE_NAMES = {MODULE_SCOPE: MODULE_SCOPE, MAIN_SCOPE: MAIN_SCOPE}
 
 
 def _compact_bits(mask: int) -> "int | tuple[int, ...]":
@@ -55,22 +56,33 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 self.modules.setdefault(info.module, info)
         # a top-level `src/` folder is a layout root and a package: `src.models.x` is `models.x`
         self._src_package = "src" not in self.modules
-        self.functions: dict[str, tuple[ModuleInfo, FunctionInfo]] = {}
+        # key -> function; its module is `self.modules[fn.module]` (`function`)
+        self.functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, tuple[ModuleInfo, object]] = {}
-        self.by_name: dict[str, list[str]] = {}
+        self.by_name: dict[str, "list[str] | tuple[str, ...]"] = {}
         for info in self.modules.values():
             prefix = f"{info.module}." if info.module else ""
+            module = info.module
+            exported = info.exports
             for qual, fn in info.functions.items():
+                # a module's own top-level function is exported under its key: that string
+                # is the key, not a copy of it (8 MB less at the peak on 38,000 files)
                 key = prefix + qual
-                self.functions[key] = (info, fn)
+                if exported.get(qual) == key:
+                    key = exported[qual]
+                fn.module = module
+                self.functions[key] = fn
                 self.by_name.setdefault(fn.name, []).append(key)
             for qual, cls in info.classes.items():
-                self.classes[prefix + qual] = (info, cls)
+                key = prefix + qual
+                if exported.get(qual) == key:  # (as for functions)
+                    key = exported[qual]
+                self.classes[key] = (info, cls)
         self._module_of: dict[tuple[str, str], Optional[str]] = {}
         self._packages_above: dict[str, tuple[str, ...]] = {}
-        # modules importing each module (lists, each importer once) and modules each module
-        # imports (tuples, the empty one shared): one of each per module of a large project
-        self.importers: dict[str, list[str]] = {}
+        # modules importing each module (each importer once) and modules each module imports
+        # (the empty tuple shared): one of each per module of a large project
+        self.importers: dict[str, "list[str] | tuple[str, ...]"] = {}
         self.imports_of: dict[str, tuple[str, ...]] = {}
         # per module with `from m import *` of project modules, those modules (last first:
         # a later star import's name wins)
@@ -92,6 +104,10 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         # the memo served the imports above, which recur across files; kept, it held one
         # entry per imported name and package (14 MB on 38,000 files) that few later asks reuse
         self._module_of = {}
+        # tuples once filled: a list grown by appending keeps spare room, and one of each is
+        # kept per function name and per imported module of a project (4 MB on 38,000 files)
+        self.by_name = {name: tuple(keys) for name, keys in self.by_name.items()}  # type: ignore[misc]
+        self.importers = {mod: tuple(mods) for mod, mods in self.importers.items()}  # type: ignore[misc]
         self._effects: dict[str, Effects] = {}
         self._seeding_names: Optional[frozenset[str]] = None
         self._seed_callers: Optional[frozenset[ScopeRef]] = None  # (`seed_reach.seed_callers`)
@@ -113,7 +129,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._visible: dict[str, "int | tuple[int, ...]"] = {}
         self.module_ids = {name: i for i, name in enumerate(self.modules)}
         self._subclasses: Optional[dict[str, list[str]]] = None
-        self._bases_cache: dict[str, list[str]] = {}
+        self._bases_cache: dict[str, tuple[str, ...]] = {}
         self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
         self._class_keys: dict[tuple[str, str], Optional[str]] = {}
@@ -290,12 +306,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
     def is_project(self, qual: str, ctx: ModuleInfo) -> bool:
         return bool(self.resolve(qual, ctx)) or self.module_of(qual, ctx) is not None and qual in self.modules
 
-    def class_bases(self, key: str, seen: Optional[set] = None) -> list[str]:
+    def class_bases(self, key: str, seen: Optional[set] = None) -> "list[str] | tuple[str, ...]":
         """Project classes in the hierarchy of `key` (itself first) and external base names."""
         if seen is None:
             hit = self._bases_cache.get(key)
             if hit is None:
-                hit = self._bases_cache[key] = self.class_bases(key, set())
+                # (a tuple: the list keeps spare room, and one is kept per class asked about)
+                hit = self._bases_cache[key] = tuple(self.class_bases(key, set()))
             return hit
         if key in seen or key not in self.classes:
             return []
@@ -480,7 +497,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         ids = self.module_ids
         per: dict[int, list[str]] = {}
         for k in keys:
-            per.setdefault(ids[self.functions[k][0].module], []).append(k)
+            per.setdefault(ids[self.functions[k].module], []).append(k)
         groups = tuple((i, tuple(ks)) for i, ks in per.items())
         if len(groups) <= _FEW_MODULES:
             return groups
@@ -554,8 +571,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         return hit
 
     def scope_of(self, key: str) -> ScopeRef:
-        info, fn = self.functions[key]
-        return (info.module, fn.qual)
+        fn = self.functions[key]
+        return (fn.module, fn.qual)
+
+    def function(self, key: str) -> tuple[ModuleInfo, FunctionInfo]:
+        """(the facts of the module defining it, the function) for a function key."""
+        fn = self.functions[key]
+        return self.modules[fn.module], fn
 
     # -- programs (the walk itself: `scope_walk.ScopeWalk`) ----------------------------
     def hydra_targets(self, info: ModuleInfo, fn: FunctionInfo) -> list[str]:
@@ -623,8 +645,12 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         def calling(mod: str) -> frozenset:
             hit = memo.get(mod)
             if hit is None:
-                calls = self.modules[mod].calls
-                hit = memo[mod] = frozenset(s for s, cs in calls.items() if any(c[1] in names for c in cs)) or _NO_SCOPES
+                info = self.modules[mod]
+                found = [s for s, cs in info.calls.items() if any(c[1] in names for c in cs)]
+                # the scope names as the outline holds them: the decoded body's own copies
+                # would be kept for this memo alone (6 MB on 38,000 files)
+                functions = info.functions
+                hit = memo[mod] = frozenset(functions[s].qual if s in functions else _SCOPE_NAMES.get(s, s) for s in found) or _NO_SCOPES
             return hit
 
         return calling

@@ -176,7 +176,7 @@ class LiveIndex(ProjectIndex):
             self._seeders = {}
             self._effects_todo = set()
             self._seed_names = Counter()
-            for key, (_, fn) in self.functions.items():
+            for key, fn in self.functions.items():
                 if self.effects(key).seeds:
                     self._seeders[key] = fn.name
                     self._seed_names[fn.name] += 1
@@ -192,8 +192,8 @@ class LiveIndex(ProjectIndex):
                         del self._seed_names[name]
                 hit = self.functions.get(key)
                 if hit is not None and self.effects(key).seeds:
-                    self._seeders[key] = hit[1].name
-                    self._seed_names[hit[1].name] += 1
+                    self._seeders[key] = hit.name
+                    self._seed_names[hit.name] += 1
             self._seeding_names = None
         if self._seeding_names is None:
             self._seeding_names = frozenset(self._seed_names)
@@ -398,7 +398,8 @@ class LiveIndex(ProjectIndex):
         self.modules[new.module] = new
         prefix = f"{new.module}." if new.module else ""
         for qual, fn in new.functions.items():
-            self.functions[prefix + qual] = (new, fn)
+            fn.module = new.module
+            self.functions[prefix + qual] = fn
         for qual, cls in new.classes.items():
             self.classes[prefix + qual] = (new, cls)
 
@@ -412,14 +413,15 @@ class LiveIndex(ProjectIndex):
         for key in old_keys:
             del self.functions[key]
         for qual, fn in new.functions.items():
-            self.functions[prefix + qual] = (new, fn)
+            fn.module = new.module
+            self.functions[prefix + qual] = fn
         gone = set(old_keys)
         ids = self.module_ids
         my_id = ids[name]
         for n in touched:
             keys = [k for k in self.by_name.get(n, ()) if k not in gone]
             at = 0
-            while at < len(keys) and ids[self.functions[keys[at]][0].module] < my_id:
+            while at < len(keys) and ids[self.functions[keys[at]].module] < my_id:
                 at += 1
             keys[at:at] = [prefix + q for q, fn in new.functions.items() if fn.name == n]
             if keys:

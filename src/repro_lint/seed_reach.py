@@ -148,7 +148,7 @@ def seed_callers(index: ProjectIndex) -> frozenset[ScopeRef]:
             seeding.add(key)
             found.append(key)
             # the names of `key`
-            names = [functions[key][1].name, _tail(key)]
+            names = [functions[key].name, _tail(key)]
             owner, _, method = key.rpartition(".")
             if method in m.instance_methods and owner in index.classes:
                 names.append(_tail(owner))

@@ -20,6 +20,9 @@ from repro_lint.model import ClassInfo, FunctionInfo, ModuleInfo
 
 # marshalled body fields (`model.pack`) of up to this many bytes are shared
 _SMALL_PACKED = 32
+# the shared empty values (never changed: facts are not, once extracted)
+_NO_NOQA: dict = {}
+_NO_MAINS: list = []
 
 
 class Sharing:
@@ -64,6 +67,12 @@ class Sharing:
         state = info.__dict__
         value = self.value
         text = self.text
+        # most modules have no noqa comment and no Hydra main: one empty dict and list for
+        # all of them (64 and 56 bytes each, 4 MB on 38,000 files)
+        if "noqa" in state and not state["noqa"] and type(state["noqa"]) is dict:
+            state["noqa"] = _NO_NOQA
+        if "hydra_mains" in state and not state["hydra_mains"] and type(state["hydra_mains"]) is list:
+            state["hydra_mains"] = _NO_MAINS
         imports = state.get("imports")
         if imports:
             state["imports"] = [value(imp) for imp in imports]

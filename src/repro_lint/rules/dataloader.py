@@ -247,7 +247,7 @@ class _Resolver:
         # a project class in the hierarchy with its own __init__ has its own signature
         for base in bases:
             if base in self.index.classes and f"{base}.__init__" in self.index.functions:
-                init = self.index.functions[f"{base}.__init__"][1]
+                init = self.index.functions[f"{base}.__init__"]
                 return _Target("loader", name, None, frozenset(init.params[1:]))
         return _Target("loader", name, _cat()["loader_params"])
 

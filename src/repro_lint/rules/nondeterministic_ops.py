@@ -306,7 +306,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         keys = index.resolve(target, info) if target is not None else index.method_targets(method, info)
         args, kwargs = dict(ev.data["args"]), dict(ev.data["kwargs"])
         for key in keys:
-            fn = index.functions[key][1]
+            fn = index.functions[key]
             if target is not None and fn.class_name is not None and fn.name != "__init__":
                 continue  # a class called by name: its arguments go to `__init__`
             for winfo, op_id, param, api, span in wrappers.get(key, ()):

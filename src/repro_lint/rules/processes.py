@@ -356,7 +356,7 @@ def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         if not keys:
             continue
         keys = (*keys, *(k for q in ev.data.get("instances", ()) for k in _instance_call(index, q, info)))
-        if ev.data["decorated"] and not any(set(index.functions[k][1].decorators or ()) & cat.remote_decorators for k in keys):
+        if ev.data["decorated"] and not any(set(index.functions[k].decorators or ()) & cat.remote_decorators for k in keys):
             continue
         draws: set = set()
         seeds: set = set()
@@ -371,7 +371,7 @@ def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
         missing = sorted(draws - seeds, key=lambda s: order.get(s, 99))
         if not missing:
             continue
-        fn_info, fn = index.functions[keys[0]]
+        fn_info, fn = index.function(keys[0])
         name = fn.qual.rsplit(".", 1)[-1] if fn.class_name is None else fn.qual
         related = [Related(location(fn_info, (fn.line, fn.col, fn.line, fn.col)), f"`{name}` is defined here")]
         message, help = _handoff_message(name, ev.data["api"], missing)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from repro_lint.assignment_facts import STORES
 from repro_lint.call_facts import ITEM_CALLS
-from repro_lint.extract import NO_GRAD_SPANS, STORES
+from repro_lint.extract import NO_GRAD_SPANS
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
 
 if TYPE_CHECKING:  # pragma: no cover

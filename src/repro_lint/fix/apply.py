@@ -23,7 +23,7 @@ import libcst as cst
 from repro_lint.findings import Fix
 from repro_lint.fix import calls
 from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
-from repro_lint.fix.imports import OTHER, Context, Imports
+from repro_lint.fix.imports import OTHER, Context, Imports, with_names
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style
 
@@ -111,7 +111,7 @@ class Planner:
         self.default_seed = default_seed
         self.style = style or Style()
         self.lines = text.splitlines()
-        self.imports = Imports(self.layout, project_roots, aliases, self.style)
+        self.imports = Imports(self.layout, project_roots, aliases, self.style, self.lines)
         self.calls: dict[int, tuple] = {}  # id -> (original call, span) of calls that get keywords
         self.layouts: dict[int, Optional[calls.CallLayout]] = {}
         self.stale_comments: set = set()  # ids of statements whose trailing comment described a replaced value
@@ -121,7 +121,6 @@ class Planner:
         self.keywords: dict[int, list] = {}
         self.unsafe_keywords: set = set()  # (call id, keyword) added by an unsafe fix
         self.replacements: dict[int, cst.BaseExpression] = {}
-        self.from_names: dict[int, list] = {}  # id of a `from m import ...` -> names it gets
         self.moved: dict[int, cst.BaseStatement] = {}  # id -> statement moved into a function
         self.keys: set = set()
         self.seen_edits: set = set()
@@ -185,7 +184,7 @@ class Planner:
                 expr = self.imports.bound(".".join([module, *parts[:n]]), ctx)
                 if expr is not None:
                     return ".".join([expr, *parts[n:]])
-            if parts and self._join_from_import(module, parts[0], ctx):
+            if parts and self.imports.join_from_import(module, parts[0], ctx):
                 return ".".join(parts)
             expr, stmt = self.imports.ref(module, ctx, local_ok)
             if stmt and stmt not in local:
@@ -193,31 +192,6 @@ class Planner:
             return ".".join([expr, *parts])
 
         return _PLACEHOLDER.sub(fill, template), local
-
-    def _join_from_import(self, module: str, name: str, ctx: Context) -> bool:
-        """Name a project module's function as the file names that module's others: `name`
-        joins the file's `from module import a, b` (at its sorted place when the names are
-        sorted). Not when the statement's line would grow past the line length it keeps to."""
-        found = self.imports.from_import(module, name, ctx)
-        if found is None:
-            return False
-        node, line_no = found
-        pending = self.from_names.setdefault(id(node), [])
-        if name in pending:
-            return True
-        if node.lpar is None:
-            line = self.lines[line_no - 1] if 0 < line_no <= len(self.lines) else ""
-            longer = len(line) + sum(len(", " + n) for n in [*pending, name])
-            if longer > self.style.line_length >= len(line):
-                if not pending:
-                    del self.from_names[id(node)]
-                return False
-        elif len(node.names) < 2:  # (the separator to repeat is between two names)
-            if not pending:
-                del self.from_names[id(node)]
-            return False
-        pending.append(name)
-        return True
 
     # -- points ----------------------------------------------------------------------
     def _next(self) -> int:
@@ -522,8 +496,8 @@ class _Transformer(cst.CSTTransformer):
             updated = _without_stale_comment(updated)
         if oid in plan.replacements:
             updated = _replacement(updated, plan.replacements[oid])
-        if oid in plan.from_names:
-            updated = _with_names(updated, plan.from_names[oid])
+        if oid in plan.imports.from_names:
+            updated = with_names(updated, plan.imports.from_names[oid])
         if self.with_blocks and oid in plan.blocks:
             updated = self._block(original, updated)
         return updated
@@ -680,37 +654,6 @@ _ATOMIC = (
     cst.Integer, cst.Float, cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.Ellipsis,
     cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
 )
-
-
-def _name_order(name: str) -> tuple:
-    """isort's order of the names of a from-import: constants, classes, then the others."""
-    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return (kind, name.lower())
-
-
-def _with_names(node: cst.ImportFrom, names: list) -> cst.ImportFrom:
-    """`from m import a, b` with `names` added: at their sorted places when the statement's
-    names are sorted, else at the end; separated as its names are."""
-    aliases = list(node.names)  # type: ignore[arg-type]
-    have = [a.evaluated_name for a in aliases]
-    ordered = have == sorted(have, key=_name_order)
-    parens = node.lpar is not None
-    for name in names:
-        pos = len(aliases)
-        if ordered:
-            pos = next((i for i, a in enumerate(aliases) if _name_order(a.evaluated_name) > _name_order(name)), len(aliases))
-        new = cst.ImportAlias(name=cst.Name(name))
-        if pos < len(aliases):  # before a name: the separator that follows it is the one before
-            new = new.with_changes(comma=aliases[pos - 1].comma if parens and pos > 0 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            if parens and pos == 0:
-                new = new.with_changes(comma=aliases[0].comma)
-            aliases.insert(pos, new)
-        else:  # last: the old last takes the separator between names, the new one its ending
-            between = aliases[-2].comma if parens and len(aliases) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            new = new.with_changes(comma=aliases[-1].comma if parens else cst.MaybeSentinel.DEFAULT)
-            aliases[-1] = aliases[-1].with_changes(comma=between)
-            aliases.append(new)
-    return node.with_changes(names=aliases)
 
 
 def _replacement(updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:

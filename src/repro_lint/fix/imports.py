@@ -57,8 +57,10 @@ def _bound_module(b: Binding) -> Optional[str]:
 
 
 class Imports:
-    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
+    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict, style: Optional[Style] = None, lines: Optional[list] = None) -> None:
         self.layout = layout
+        self.lines = lines or []  # the file's lines, for the length of an import line that grows
+        self.from_names: dict[int, list] = {}  # id of a `from m import ...` -> names it gets
         self.style = style or Style()
         self.project_roots = project_roots
         self.aliases = aliases
@@ -128,6 +130,31 @@ class Imports:
                     ):
                         return small, b.line
         return None
+
+    def join_from_import(self, module: str, name: str, ctx: Context) -> bool:
+        """Name a project module's function as the file names that module's others: `name`
+        joins the file's `from module import a, b` (at its sorted place when the names are
+        sorted). Not when the statement's line would grow past the line length it keeps to."""
+        found = self.from_import(module, name, ctx)
+        if found is None:
+            return False
+        node, line_no = found
+        pending = self.from_names.setdefault(id(node), [])
+        if name in pending:
+            return True
+        if node.lpar is None:
+            line = self.lines[line_no - 1] if 0 < line_no <= len(self.lines) else ""
+            longer = len(line) + sum(len(", " + n) for n in [*pending, name])
+            if longer > self.style.line_length >= len(line):
+                if not pending:
+                    del self.from_names[id(node)]
+                return False
+        elif len(node.names) < 2:  # (the separator to repeat is between two names)
+            if not pending:
+                del self.from_names[id(node)]
+            return False
+        pending.append(name)
+        return True
 
     def _existing(self, module: str):
         """Module-level imports that name `module`, best first: (name, expression, binding)."""
@@ -378,3 +405,34 @@ def _listed(module: str, names: frozenset) -> bool:
 def _natural(text: str) -> tuple:
     """Sort key with digit runs compared as numbers (`v2` before `v10`)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
+
+
+def _name_order(name: str) -> tuple:
+    """isort's order of the names of a from-import: constants, classes, then the others."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return (kind, name.lower())
+
+
+def with_names(node: cst.ImportFrom, names: list) -> cst.ImportFrom:
+    """`from m import a, b` with `names` added: at their sorted places when the statement's
+    names are sorted, else at the end; separated as its names are."""
+    aliases = list(node.names)  # type: ignore[arg-type]
+    have = [a.evaluated_name for a in aliases]
+    ordered = have == sorted(have, key=_name_order)
+    parens = node.lpar is not None
+    for name in names:
+        pos = len(aliases)
+        if ordered:
+            pos = next((i for i, a in enumerate(aliases) if _name_order(a.evaluated_name) > _name_order(name)), len(aliases))
+        new = cst.ImportAlias(name=cst.Name(name))
+        if pos < len(aliases):  # before a name: the separator that follows it is the one before
+            new = new.with_changes(comma=aliases[pos - 1].comma if parens and pos > 0 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            if parens and pos == 0:
+                new = new.with_changes(comma=aliases[0].comma)
+            aliases.insert(pos, new)
+        else:  # last: the old last takes the separator between names, the new one its ending
+            between = aliases[-2].comma if parens and len(aliases) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            new = new.with_changes(comma=aliases[-1].comma if parens else cst.MaybeSentinel.DEFAULT)
+            aliases[-1] = aliases[-1].with_changes(comma=between)
+            aliases.append(new)
+    return node.with_changes(names=aliases)

@@ -3,8 +3,9 @@
 `extract()` parses a file once with `ast` and walks it once, resolving names through
 `semantic.Resolver` and matching calls against the catalogs (`matchers.Matchers`). It
 records what each scope does as `model.Event`s plus the calls that build the call graph.
-What each call records is in `call_facts.py`; rule families that need more facts register
-hooks (`extract_hooks.py`) instead of walking trees again.
+What each call records is in `call_facts.py`, what assignments record in
+`assignment_facts.py`; rule families that need more facts register hooks (`extract_hooks.py`)
+instead of walking trees again.
 """
 
 from __future__ import annotations

@@ -331,7 +331,6 @@ class Layout(cst.CSTVisitor):
             first += 1
         return first, end
 
-
     def definitions_start(self, end: int) -> int:
         """Where a new module-level function goes: after the import section (`end`) and the
         compatibility blocks that follow it (`try:` importing something, with fallbacks or

@@ -9,7 +9,6 @@ the file, is only known once every file has been read.
 from __future__ import annotations
 
 import re
-
 from typing import Iterable, Optional, Sequence
 
 from repro_lint.findings import Finding, Fix, Related

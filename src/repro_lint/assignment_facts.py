@@ -164,7 +164,7 @@ class AssignmentFacts:
 
     def _mark_assigned(self, value: ast.AST, name: str) -> None:
         """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
-        seed and then seeds with it."""
+        seed and then seeds with it; no draw for a port; a parameter's initial value."""
         events = self.info.events.get(self.scope)
         line = value.lineno  # type: ignore[attr-defined]
         if not events or events[-1].line < line:
@@ -175,6 +175,9 @@ class AssignmentFacts:
         # a value that picks a port or address (`MASTER_PORT`, `args.dist_url`): its draws
         # change no result, and are not draws of the program (catalog `network-destinations`)
         network = self.m.is_network_destination(name)
+        # a parameter's initial value (`self.pos = nn.Parameter(torch.randn(n, d) * scale)`):
+        # what a program that loads saved parameters over it does not depend on
+        initial = type(value) is ast.Call and self.callee_of(value) in self.m.parameter_constructors  # type: ignore[arg-type]
         for i in range(len(events) - 1, -1, -1):
             ev = events[i]
             if ev.line < line:
@@ -182,5 +185,7 @@ class AssignmentFacts:
             if (ev.kind == "draw" or ev.kind == "gen") and start <= (ev.line, ev.col) <= end:
                 if network and ev.kind == "draw":
                     del events[i]
-                else:
-                    ev.data["assigned"] = name
+                    continue
+                ev.data["assigned"] = name
+                if initial and ev.kind == "draw":
+                    ev.data["initialises"] = True

@@ -63,6 +63,7 @@ class Matchers:
         self.sources: tuple[str, ...] = tuple(rng["sources"])
         self.network_destinations: frozenset[str] = frozenset(rng.get("network-destinations", ()))
         self._network_suffixes = tuple("_" + n for n in sorted(self.network_destinations))
+        self.parameter_constructors: frozenset[str] = frozenset(rng.get("parameter-constructors", ()))
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
         self.draw_methods: dict[str, str] = {}

@@ -70,7 +70,7 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
         return draws
     out = {}
     for source, occs in draws.items():
-        kept = [o for o in occs if _counts(ctx.index.m, o[2].data.get("api") or "", inference)]
+        kept = [o for o in occs if _counts(ctx.index.m, o[2].data, inference)]
         if kept:
             out[source] = kept
     return out
@@ -100,10 +100,12 @@ def _inference_of(ctx: Context, program: Program) -> Optional[bool]:
     return bool(m.eval_methods) and program.calls_method(m.eval_methods)
 
 
-def _counts(m, api: str, evaluates: bool) -> bool:
-    """Whether a draw of `api` matters in such a program: not parameter initialisation, nor
-    dropout when the model is evaluated."""
-    return not (_initialises(m, api) or evaluates and api in m.train_mode_draws)
+def _counts(m, data: dict, evaluates: bool) -> bool:
+    """Whether a draw (its event's data) matters in such a program: not parameter
+    initialisation (an initialising API, or a draw made into a parameter), nor dropout when
+    the model is evaluated."""
+    api = data.get("api") or ""
+    return not (data.get("initialises") or _initialises(m, api) or evaluates and api in m.train_mode_draws)
 
 
 def _initialises(m, api: str) -> bool:
@@ -232,7 +234,7 @@ def _body_items(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], inferen
         sources = set(it.sources)
         if inference is not None and it.kind == "draw":
             if isinstance(it.at, Event):
-                if not _counts(m, it.name, inference):
+                if not _counts(m, it.at.data, inference):
                     continue
             else:
                 sources = _counting_sources(ctx, it.keys, inference)
@@ -288,7 +290,7 @@ def _counting_sources(ctx: Context, keys: tuple, inference: bool) -> set:
     out: set = set()
     for mod, scope in index.reach([index.scope_of(k) for k in keys], include_imports=False):
         for ev in index.modules[mod].events.get(scope, ()):
-            if ev.kind == "draw" and _counts(index.m, ev.data.get("api") or "", inference):
+            if ev.kind == "draw" and _counts(index.m, ev.data, inference):
                 out.add(ev.data["source"])
     return out
 
@@ -365,7 +367,7 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
                     loaded = _loaded_over(ctx, info, scopes, pos, seed[0])
                     if loaded is not None and src not in (
                         _counting_sources(ctx, keys, loaded) if not isinstance(at, Event)
-                        else {src} if _counts(index.m, name, loaded) else set()
+                        else {src} if _counts(index.m, at.data, loaded) else set()
                     ):
                         continue
                 assigned = at.data.get("assigned") if isinstance(at, Event) else None

@@ -12,7 +12,6 @@ import ast
 from typing import Optional
 
 from repro_lint.call_facts import r_dotted
-from repro_lint.extract_hooks import ASSIGN_HOOKS
 from repro_lint.framework_reach import METHOD_ALIASES
 from repro_lint.semantic import UNKNOWN
 from repro_lint.syntax import NOT_LITERAL, literal
@@ -51,7 +50,7 @@ class AssignmentFacts:
             self._visit_header(value)
         for target in targets:
             self._visit_target(target, value, stmt)
-        for hook in ASSIGN_HOOKS:
+        for hook in self.assign_hooks:  # (`extract_hooks.hook_set`)
             hook(self, stmt)
 
     def _visit_target(self, target: ast.AST, value: Optional[ast.AST], stmt: ast.stmt) -> None:

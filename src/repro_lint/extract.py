@@ -28,9 +28,12 @@ from repro_lint.extract_hooks import (  # noqa: F401  (rule families register th
     CALL_HOOK_NAMES,
     CALL_HOOKS,
     FINISH_HOOKS,
+    GATES,
+    LIGHT_HOOKS,
     MODULE_STMT_HOOKS,
     CallHook,
     call_hook_table,
+    hook_set,
 )
 from repro_lint.matchers import Matchers
 from repro_lint.model import (
@@ -73,7 +76,7 @@ _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "
 class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     """The walk of one file: statements, scopes and bindings (calls: `CallFacts`)."""
 
-    def __init__(self, info: ModuleInfo, text: str, matchers: Matchers) -> None:
+    def __init__(self, info: ModuleInfo, text: str, matchers: Matchers, hooks: Optional[tuple] = None) -> None:
         self.info = info
         self.m = matchers
         self.r = Resolver(info.module, info.is_package)
@@ -96,7 +99,10 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # 0), for the guarded events (the other side of a user's switch, a test-only branch)
         self.branches: list[tuple[int, int, int]] = []
         self.func: Optional[FunctionInfo] = None
-        self.hooks_for, self.hooks_any, self.hooks_for_plain, self.hooks_any_plain, self.hook_literals = call_hook_table(tuple(CALL_HOOKS))
+        call_hooks, self.assign_hooks, self.finish_hooks, light = hooks or hook_set(b"", full=True)
+        if light:
+            info.extra[LIGHT_HOOKS] = light
+        self.hooks_for, self.hooks_any, self.hooks_for_plain, self.hooks_any_plain, self.hook_literals = call_hook_table(call_hooks)
         self.class_stack: list[str] = []
         self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
         self.torch_used_scopes: set[str] = set()
@@ -211,7 +217,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self._visit_stmt(stmt)
         for events in self.info.events.values():
             events.sort(key=_SOURCE_ORDER)
-        for hook in FINISH_HOOKS:
+        for hook in self.finish_hooks:
             hook(self)
         # module-level bindings, so that re-exports (`from .utils import set_seed`) resolve
         self.info.exports = {k: v for k, v in self.r.scope.bindings.items() if v}
@@ -503,19 +509,20 @@ def quiet_parsing():
             _QUIET.pop()
 
 
-def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None) -> ModuleInfo:
+def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: Optional[str] = None, full: bool = False) -> ModuleInfo:
     """Parse `data` once and return the facts of the file. Never raises for bad input.
-    `digest` is the content digest when the caller has worked it out already.
+    `digest` is the content digest when the caller has worked it out already. With `full`,
+    no family's hooks are gated (`extract_hooks.HookGate`).
 
     A file nested deeper than the recursion limit lets `ast` or the walk follow is done
     again with a raised limit (`deep_stack`); only when that fails too is it RPL001."""
     digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
     try:
-        return _extract(path, module, is_package, data, matchers, digest)
+        return _extract(path, module, is_package, data, matchers, digest, full)
     except RecursionError:
         pass
     try:
-        return run_deep(lambda: _extract(path, module, is_package, data, matchers, digest))
+        return run_deep(lambda: _extract(path, module, is_package, data, matchers, digest, full))
     except RecursionError:
         info = ModuleInfo(path, module, is_package)
         info.digest = digest
@@ -523,7 +530,7 @@ def extract(path: str, module: str, is_package: bool, data: bytes, matchers: Mat
         return info
 
 
-def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: str) -> ModuleInfo:
+def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Matchers, digest: str, full: bool = False) -> ModuleInfo:
     info = ModuleInfo(path, module, is_package)
     info.digest = digest
     # what the interpreter rejects before parsing is a syntax error too (RPL001), where it is
@@ -558,7 +565,7 @@ def _extract(path: str, module: str, is_package: bool, data: bytes, matchers: Ma
         info.error = ("syntax-error", f"cannot parse file: {exc}", 1, 0)
         return info
     parse_noqa(info, text)
-    Extractor(info, text, matchers).run(tree)
+    Extractor(info, text, matchers, hook_set(data, full)).run(tree)
     return info
 
 

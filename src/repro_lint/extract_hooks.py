@@ -4,12 +4,20 @@ A family that needs facts the core walk does not record registers functions here
 called for calls, assignments and module-level statements as the walk meets them, and once
 a file is done, instead of walking the tree again. A call hook can say which callees or
 literals it acts on, so that the walk calls it for those calls only.
+
+A family whose facts only matter in files that name its APIs can also gate its hooks
+(`HookGate`): a file whose bytes hold none of the gate's words is walked with the family's
+light hooks, and the file says so (`LIGHT_HOOKS`). Should the project later turn out to
+need the full facts of such files after all (`HookGate.needs_full`, asked of every file's
+facts), they are extracted again in full (`extraction.walked_light`).
 """
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Callable, Optional
+
+from repro_lint.model import LIGHT_HOOKS  # noqa: F401  (the files walked light say so there)
 
 if TYPE_CHECKING:
     from repro_lint.extract import Extractor
@@ -29,6 +37,43 @@ ASSIGN_HOOKS: list[Callable[["Extractor", ast.AST], None]] = []
 MODULE_STMT_HOOKS: list[Callable[["Extractor", ast.stmt], None]] = []
 # Called once the whole file is walked: a family drops what it kept only in case it was needed.
 FINISH_HOOKS: list[Callable[["Extractor"], None]] = []
+
+
+class HookGate:
+    """The hooks of a family that need running only in files naming one of `words()` (bytes,
+    none of them a part of another), as {full hook: its light stand-in, or None for none}.
+    `needs_full(infos)`: whether the facts of all files (those walked light included) show
+    that files walked light need their full facts after all."""
+
+    def __init__(self, name: str, words: Callable[[], tuple], light: dict, needs_full: Callable) -> None:
+        self.name = name
+        self.words = words
+        self.light = light
+        self.needs_full = needs_full
+
+
+GATES: list[HookGate] = []
+_HOOK_SETS: dict[tuple, tuple] = {}
+
+
+def hook_set(data: bytes, full: bool = False) -> tuple:
+    """The hooks to walk a file of these bytes with: (call hooks, assignment hooks, finish
+    hooks, the names of the gates it is walked light by). With `full`, every hook."""
+    light = () if full else tuple(g.name for g in GATES if not any(w in data for w in g.words()))
+    # (keyed by the hooks too: a family registered later, or a tool that takes hooks out)
+    key = (light, tuple(CALL_HOOKS), tuple(ASSIGN_HOOKS), tuple(FINISH_HOOKS))
+    hit = _HOOK_SETS.get(key)
+    if hit is None:
+        swap: dict = {}
+        for g in GATES:
+            if g.name in light:
+                swap.update(g.light)
+
+        def kept(hooks: list) -> tuple:
+            return tuple(h for h in (swap.get(h, h) for h in hooks) if h is not None)
+
+        hit = _HOOK_SETS[key] = (kept(CALL_HOOKS), kept(ASSIGN_HOOKS), kept(FINISH_HOOKS), light)
+    return hit
 
 
 _HOOK_TABLES: dict[tuple, tuple] = {}

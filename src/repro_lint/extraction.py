@@ -14,8 +14,9 @@ from typing import Optional
 from repro_lint import notebook
 from repro_lint.bounded_read import read_regular
 from repro_lint.extract import extract, quiet_parsing
+from repro_lint.extract_hooks import GATES
 from repro_lint.matchers import get_matchers
-from repro_lint.model import ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
+from repro_lint.model import LIGHT_HOOKS, ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
 from repro_lint.rules import load_rules
 from repro_lint.shared_values import Sharing
 
@@ -105,9 +106,9 @@ def _extract_job(job: tuple) -> ModuleInfo:
     return safe_extract(display, module, is_package, data, _WORKER_MATCHER_KEY, digest)
 
 
-def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None) -> ModuleInfo:
+def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: tuple, digest: Optional[str] = None, full: bool = False) -> ModuleInfo:
     """The facts of a file from its bytes (a notebook is read as the module its code cells
-    make; its facts keep the digest of the file's bytes)."""
+    make; its facts keep the digest of the file's bytes). With `full`, no hooks are gated."""
     cells = None
     if notebook.is_notebook(display):
         digest = digest or hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -120,7 +121,7 @@ def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: 
             return info
         data, cells = nb.text.encode("utf-8"), nb.cell_starts()
     try:
-        info = extract(display, module, is_package, data, get_matchers(*key), digest)
+        info = extract(display, module, is_package, data, get_matchers(*key), digest, full)
         if cells and info.error is None:
             info.extra[notebook.CELL_STARTS] = cells
         return info
@@ -130,6 +131,17 @@ def safe_extract(display: str, module: str, is_package: bool, data: bytes, key: 
         info.error = ("internal-error", f"internal error while analysing: {type(exc).__name__}: {exc}", 0, 0)
         info.extra["traceback"] = traceback.format_exc()
         return info
+
+
+def walked_light(infos: dict[str, ModuleInfo]) -> list[str]:
+    """The keys of the files walked with a gate's light hooks (`extract_hooks.HookGate`) that
+    the facts of the whole project now show to need their full facts: to be extracted again
+    with `full` (a project that has just made its first DataLoader subclass, say)."""
+    light = [k for k, info in infos.items() if info.summary(LIGHT_HOOKS)]
+    if not light:
+        return []
+    wanted = {g.name for g in GATES if g.needs_full(infos.values())}
+    return [k for k in light if wanted.intersection(infos[k].summary(LIGHT_HOOKS))]
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:

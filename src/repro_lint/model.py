@@ -302,6 +302,9 @@ SUMMARIES[REGISTRIES] = lambda info: info.extra.get(REGISTRIES, {})
 # recorded with the `RETURNED` marker) may call any of them
 RETURNS = "returns"
 SUMMARIES[RETURNS] = lambda info: info.extra.get(RETURNS, {})
+# ModuleInfo.extra key: the hook gates a file was walked light by (`extract_hooks.HookGate`)
+LIGHT_HOOKS = "light_hooks"
+SUMMARIES[LIGHT_HOOKS] = lambda info: info.extra.get(LIGHT_HOOKS, ())
 # Call target marker: `RETURNED + "<qualified callee>"` for a call of a call's result
 RETURNED = "@returned:"
 

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from repro_lint import extraction
 from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, read_source, select
 from repro_lint.findings import Finding
+from repro_lint.extract_hooks import GATES
 from repro_lint.index_update import LiveIndex, RebuildNeeded
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo
@@ -96,8 +98,23 @@ class ProjectState:
             old = self.facts.get(k)
             if old is None or old.digest != _digest(data):
                 self.facts[k] = extract_source(p, data, self.cfg, self.root)
+        self._extract_light_again()
         self._files_changed = False
         self._rebuild = True
+
+    def _extract_light_again(self) -> bool:
+        """Files whose facts were extracted with light hooks (`extraction.walked_light`) that
+        the project's files now need in full (a DataLoader subclass was just written):
+        extracted again, in full; whether any was."""
+        redo = extraction.walked_light(self.facts)
+        for k in redo:
+            data = self.buffers.get(k)
+            try:
+                data = data if data is not None else read_source(Path(k), k, self.root)
+            except OSError:
+                continue
+            self.facts[k] = extract_source(Path(k), data, self.cfg, self.root)
+        return bool(redo)
 
     def _ensure_index(self) -> LiveIndex:
         if not self.loaded:
@@ -168,6 +185,8 @@ class ProjectState:
             return
         info = extract_source(Path(k), data, self.cfg, self.root)
         self.facts[k] = info
+        if any(g.needs_full([info]) for g in GATES) and self._extract_light_again():
+            self._rebuild = True  # (many files' facts changed: rare, once in a project's life)
         if self._rebuild or self._files_changed or self.index is None:
             return
         if info.error is not None:

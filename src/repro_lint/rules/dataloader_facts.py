@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 from repro_lint import catalog, extract
 from repro_lint.extract import Extractor
+from repro_lint.extract_hooks import HookGate
 from repro_lint.model import MODULE_SCOPE, SUMMARIES
 from repro_lint.syntax import NOT_LITERAL, argparse_dest, get_arg, has_kwargs, literal
 
@@ -37,6 +38,11 @@ FACTS = "dataloading"  # key in ModuleInfo.extra
 # the scopes that call torch.initial_seed(): the project's worker seeders are searched there
 INITIAL_SEED = "initial_seed_scopes"
 SUMMARIES[INITIAL_SEED] = lambda info: tuple((info.extra.get(FACTS) or _EMPTY).get("initial_seed", ()))
+# ModuleInfo.extra key (and `SUMMARIES` name): True in a file that makes loaders of its own
+# kind (a class deriving from a DataLoader, a class attribute bound to a loader class or a
+# random call): other files' calls can then build loaders without naming any (`GATE`)
+LOADER_ROOTS = "loader_roots"
+SUMMARIES[LOADER_ROOTS] = lambda info: bool(info.extra.get(LOADER_ROOTS))
 UNKNOWN = ("unknown",)
 _Name = ast.Name
 _Attribute = ast.Attribute
@@ -72,6 +78,7 @@ def _cat() -> dict:
         "initial_seed": frozenset(data["initial-seed"]),
         "argparse": data["argparse-method"],
         "fix": data["fix"],
+        "worker-keyword": data["worker-keyword"],
     }
 
 
@@ -650,6 +657,8 @@ def _on_finish(ex: Extractor) -> None:
     """Names, argparse defaults and class attributes are read only to resolve this file's own
     loader calls: without any, they are dropped (most files of a large project)."""
     facts = ex.info.extra.get(FACTS)
+    if _makes_loaders(ex.info, facts):
+        ex.info.extra[LOADER_ROOTS] = True
     if facts is None:
         return
     st = ex.__dict__.get("_dataloading")
@@ -659,6 +668,83 @@ def _on_finish(ex: Extractor) -> None:
         facts[key] = {}
 
 
+# -- the gate: files that name no loader API are walked with `_on_assign_light` ----------
+# A call builds a loader (or draws a random order) only when its callee is one of the
+# catalog's APIs, which the file then names, or a project class deriving from a catalog
+# loader or a class attribute bound to one (`dataloader._Resolver.target`): the file defining
+# that class or attribute names the API (`LOADER_ROOTS`). Until a project has such a class,
+# files naming none of the APIs need only what other files read of them: the attributes
+# their classes bind (`self.x = ...`, class attributes) and the generators they hold.
+def _gate_words() -> tuple[bytes, ...]:
+    cat = _cat()
+    names = {q.rpartition(".")[2] for q in (*cat["loaders"], *cat["random"], *cat["initial_seed"], *cat["worker_seeders"])}
+    # `worker_init_fn=` of any call: the functions a program's workers run (`training`)
+    names.add(cat["worker-keyword"])
+    words = sorted(names, key=len)
+    return tuple(w.encode() for i, w in enumerate(words) if not any(o in w for o in words[:i]))
+
+
+_GATE_WORDS: list = []
+
+
+def _words() -> tuple[bytes, ...]:
+    if not _GATE_WORDS:
+        _GATE_WORDS.append(_gate_words())
+    return _GATE_WORDS[0]
+
+
+def _on_assign_light(ex: Extractor, stmt: ast.stmt) -> None:
+    """`_on_assign` for the statements that bind class attributes (in a class body, or
+    `self.x = ...` in a method); its other facts are dropped anyway in a file without
+    loader calls (`_on_finish`)."""
+    if ex.class_stack:
+        _on_assign(ex, stmt)
+        return
+    fn = ex.func
+    if fn is None or fn.class_name is None:
+        return
+    for target in stmt.targets if type(stmt) is ast.Assign else (stmt.target,):  # type: ignore[attr-defined]
+        if type(target) is _Attribute:
+            _on_assign(ex, stmt)
+            return
+
+
+def _makes_loaders(info, facts: Optional[dict]) -> bool:
+    loaders = _cat()["loaders"]
+    for cls in info.classes.values():
+        if any(b in loaders for b in cls.bases):
+            return True
+    if facts:
+        for attrs in facts["self"].values():
+            for descs in attrs.values():
+                if any(_names_loader(d) for d in descs):
+                    return True
+    return False
+
+
+def _names_loader(desc: tuple, depth: int = 0) -> bool:
+    """Whether a description refers to a catalog loader or random call (not a call of one)."""
+    kind = desc[0]
+    if kind == "qual":
+        cat = _CAT or _catalog()
+        return desc[1] in cat["loaders"] or desc[1] in cat["random"]
+    if depth > _MAX_DEPTH:
+        return True
+    if kind == "any":
+        return any(_names_loader(d, depth + 1) for d in desc[1])
+    if kind == "partial":
+        return _names_loader(desc[1], depth + 1)
+    return False
+
+
+def _needs_full(infos) -> bool:
+    return any(info.summary(LOADER_ROOTS) for info in infos)
+
+
+GATE = HookGate(FACTS, _words, {_on_call: None, _on_assign: _on_assign_light}, _needs_full)
+
+
 extract.CALL_HOOKS.append(_on_call)
 extract.ASSIGN_HOOKS.append(_on_assign)
 extract.FINISH_HOOKS.append(_on_finish)
+extract.GATES.append(GATE)

@@ -127,8 +127,9 @@ def test_gated_checks_equal_checks_with_every_hook(tmp_path):
         "from torch.utils.data import DataLoader\n\nfrom config import Settings\n\n\n"
         "def main(ds):\n    return DataLoader(ds, shuffle=Settings.shuffle, num_workers=Settings.workers)\n"
     )
-    for extra in ({}, {"train.py": TRAIN, "loaders.py": SUBCLASS}):
+    for extra in ({}, {"train.py": TRAIN, "loaders.py": SUBCLASS, **CALLERS}):
         for name, text in extra.items():
+            (root / name).parent.mkdir(exist_ok=True)
             (root / name).write_text(text)
         for args in (["--no-cache"], ["--no-cache", "--jobs", "2"]):
             gated, ungated = _check(root, *args), _check(root, *args, ungated=True)
@@ -137,7 +138,41 @@ def test_gated_checks_equal_checks_with_every_hook(tmp_path):
         # (the class attributes of a file walked light are read: `num_workers=2` is known)
         main = [f["message"] for f in json.loads(gated.stdout)["findings"] if f["path"] == "main.py"]
         assert "`DataLoader` with num_workers=2 has no `worker_init_fn=`" in main
-    assert _codes(gated, "train.py") == ["RPL301"]
+    findings = json.loads(gated.stdout)["findings"]
+    for name in ("train.py", "by_export.py", "by_subclass.py", "by_choice.py"):
+        assert any(f["code"] == "RPL301" and f["path"] == name for f in findings), name
+
+
+# files naming no loader API that call the subclass of `SUBCLASS` by other names
+CALLERS = {
+    "pkg/__init__.py": "from loaders import ShuffledLoader as FastLoader\n",
+    "by_export.py": "from pkg import FastLoader\n\n\ndef main(data):\n    return FastLoader(data, 32, True)\n",
+    "subloaders.py": "from loaders import ShuffledLoader\n\n\nclass EpochLoader(ShuffledLoader):\n    pass\n",
+    "by_subclass.py": "from subloaders import EpochLoader\n\n\ndef main(data):\n    return EpochLoader(data, 32, True)\n",
+    "by_choice.py": (
+        "from loaders import ShuffledLoader\nfrom subloaders import EpochLoader\n\n\n"
+        "def main(data, epochs):\n    cls = EpochLoader if epochs else ShuffledLoader\n    return cls(data, 32, True)\n"
+    ),
+}
+
+
+def test_only_files_that_may_call_a_loader_class_are_extracted_again(project, monkeypatch):
+    from repro_lint.config import find_config, load_config
+    from repro_lint.engine import known_codes, project_facts
+    from repro_lint.matchers import get_matchers
+    from repro_lint.model import LIGHT_HOOKS
+
+    project("train.py", TRAIN)
+    project("loaders.py", SUBCLASS)
+    for name, text in CALLERS.items():
+        project(name, text)
+    project("metrics.py", "def accuracy(pred, target):\n    return (pred == target).float().mean()\n")
+    root = project.root.resolve()
+    monkeypatch.chdir(root)
+    cfg = load_config(find_config(root), known_codes(), get_matchers().sources)
+    infos = project_facts([root], cfg, root, use_cache=False)
+    light = sorted(Path(k).name for k, info in infos.items() if info.summary(LIGHT_HOOKS))
+    assert light == ["__init__.py", "metrics.py", "subloaders.py"]
 
 
 def test_a_subclass_made_in_an_open_buffer_reaches_files_walked_light(project):

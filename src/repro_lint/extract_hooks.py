@@ -42,8 +42,8 @@ FINISH_HOOKS: list[Callable[["Extractor"], None]] = []
 class HookGate:
     """The hooks of a family that need running only in files naming one of `words()` (bytes,
     none of them a part of another), as {full hook: its light stand-in, or None for none}.
-    `needs_full(infos)`: whether the facts of all files (those walked light included) show
-    that files walked light need their full facts after all."""
+    `needs_full(infos)`, asked of the facts of all files (those walked light included): None
+    while no file walked light needs its full facts, else a function telling them apart."""
 
     def __init__(self, name: str, words: Callable[[], tuple], light: dict, needs_full: Callable) -> None:
         self.name = name

@@ -140,8 +140,8 @@ def walked_light(infos: dict[str, ModuleInfo]) -> list[str]:
     light = [k for k, info in infos.items() if info.summary(LIGHT_HOOKS)]
     if not light:
         return []
-    wanted = {g.name for g in GATES if g.needs_full(infos.values())}
-    return [k for k in light if wanted.intersection(infos[k].summary(LIGHT_HOOKS))]
+    wanted = {g.name: ask for g in GATES if (ask := g.needs_full(infos.values())) is not None}
+    return [k for k in light if any(wanted[n](infos[k]) for n in infos[k].summary(LIGHT_HOOKS) if n in wanted)]
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:

@@ -30,7 +30,6 @@ from repro_lint import extraction
 from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, read_source, select
 from repro_lint.findings import Finding
-from repro_lint.extract_hooks import GATES
 from repro_lint.index_update import LiveIndex, RebuildNeeded
 from repro_lint.matchers import get_matchers
 from repro_lint.model import ModuleInfo
@@ -185,8 +184,8 @@ class ProjectState:
             return
         info = extract_source(Path(k), data, self.cfg, self.root)
         self.facts[k] = info
-        if any(g.needs_full([info]) for g in GATES) and self._extract_light_again():
-            self._rebuild = True  # (many files' facts changed: rare, once in a project's life)
+        if self._extract_light_again():  # (this file may have made a loader class: rare)
+            self._rebuild = True
         if self._rebuild or self._files_changed or self.index is None:
             return
         if info.error is not None:

@@ -43,13 +43,16 @@ class HookGate:
     """The hooks of a family that need running only in files naming one of `words()` (bytes,
     none of them a part of another), as {full hook: its light stand-in, or None for none}.
     `needs_full(infos)`, asked of the facts of all files (those walked light included): None
-    while no file walked light needs its full facts, else a function telling them apart."""
+    while no file walked light needs its full facts, else a function telling them apart.
+    `inputs(info)`: what `needs_full` reads of a file (a file whose inputs did not change
+    cannot change its answer: a language server asks again only when they do)."""
 
-    def __init__(self, name: str, words: Callable[[], tuple], light: dict, needs_full: Callable) -> None:
+    def __init__(self, name: str, words: Callable[[], tuple], light: dict, needs_full: Callable, inputs: Callable) -> None:
         self.name = name
         self.words = words
         self.light = light
         self.needs_full = needs_full
+        self.inputs = inputs
 
 
 GATES: list[HookGate] = []

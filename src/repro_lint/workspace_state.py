@@ -29,6 +29,7 @@ from typing import Iterable, Optional
 from repro_lint import extraction
 from repro_lint.config import Config
 from repro_lint.engine import Report, check_facts, check_index, collect_files, error_findings, extract_source, project_facts, read_source, select
+from repro_lint.extract_hooks import GATES
 from repro_lint.findings import Finding
 from repro_lint.index_update import LiveIndex, RebuildNeeded
 from repro_lint.matchers import get_matchers
@@ -184,8 +185,11 @@ class ProjectState:
             return
         info = extract_source(Path(k), data, self.cfg, self.root)
         self.facts[k] = info
-        if self._extract_light_again():  # (this file may have made a loader class: rare)
-            self._rebuild = True
+        # what files walked light need can change only with what a gate reads of this file
+        # (a loader class made, exported, subclassed): asked again only then
+        if any(g.inputs(old) != g.inputs(info) for g in GATES) if old is not None else True:
+            if self._extract_light_again():
+                self._rebuild = True
         if self._rebuild or self._files_changed or self.index is None:
             return
         if info.error is not None:

@@ -822,7 +822,14 @@ def _calls_named(info, names: set) -> bool:
     return False
 
 
-GATE = HookGate(FACTS, _words, {_on_call: None, _on_assign: _on_assign_light}, _needs_full)
+def _inputs(info) -> tuple:
+    """What `_needs_full` reads of a file (but its calls, which count only in a file walked
+    light, and a file walked light is extracted in full when it changes)."""
+    classes = tuple((c.name, tuple(c.bases)) for c in info.classes.values())
+    return classes, tuple(info.exports.items()), info.summary(LOADER_ROOTS), info.summary(LOADER_REFS)
+
+
+GATE = HookGate(FACTS, _words, {_on_call: None, _on_assign: _on_assign_light}, _needs_full, _inputs)
 
 
 extract.CALL_HOOKS.append(_on_call)

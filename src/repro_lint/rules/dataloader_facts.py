@@ -39,9 +39,9 @@ FACTS = "dataloading"  # key in ModuleInfo.extra
 # the scopes that call torch.initial_seed(): the project's worker seeders are searched there
 INITIAL_SEED = "initial_seed_scopes"
 SUMMARIES[INITIAL_SEED] = lambda info: tuple((info.extra.get(FACTS) or _EMPTY).get("initial_seed", ()))
-# ModuleInfo.extra key (and `SUMMARIES` name): True in a file that makes loaders of its own
-# kind (a class deriving from a DataLoader, a class attribute bound to a loader class or a
-# random call): other files' calls can then build loaders without naming any (`GATE`)
+# ModuleInfo.extra key (and `SUMMARIES` name): the names of a file's classes deriving from a
+# catalog DataLoader and of class attributes bound to a loader class or a random call: other
+# files' calls of them build loaders without naming any loader API (`GATE`)
 LOADER_ROOTS = "loader_roots"
 SUMMARIES[LOADER_ROOTS] = lambda info: info.extra.get(LOADER_ROOTS, ())
 # ModuleInfo.extra key (and `SUMMARIES` name): (name, the last parts of the qualified names it

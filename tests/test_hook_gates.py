@@ -82,7 +82,8 @@ def _codes(proc: subprocess.CompletedProcess, path: str) -> list[str]:
 def test_the_gate_words_are_the_catalogs_names():
     from repro_lint.extract_hooks import hook_set
     from repro_lint.rules import load_rules
-    from repro_lint.rules.dataloader_facts import GATE, _on_call
+    from repro_lint.rules.dataloader_facts import _on_call
+    from repro_lint.rules.dataloader_gate import GATE
 
     load_rules()
     words = GATE.words()

@@ -257,7 +257,8 @@ def _run_check(
     # (`Path` objects) and jobs were kept to the end of the check (15 MB on 38,000 files)
     extracted = bool(jobs_todo)
     del project_files, target_files, all_files, jobs_todo, digests
-    redone = _extract_light_again(infos, root, key, {k: overrides[given[k]] for k in given})
+    buffers = {k: overrides[given[k]] for k in given}
+    redone = extraction.extract_light_again(infos, key, lambda k: buffers[k] if k in buffers else read_source(Path(k), k, root))
     if redone:
         extracted = True
         for k in redone:
@@ -626,25 +627,9 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
             todo.append((k, display_path(f, k), module, is_package, digest))
     for job, info in zip(todo, extraction.extract_all(todo, datas, jobs, cfg.matcher_key())):
         infos[job[0]] = info
-    _extract_light_again(infos, root, cfg.matcher_key())
+    extraction.extract_light_again(infos, cfg.matcher_key(), lambda k: read_source(Path(k), k, root))
     _mark_tests(infos, root)
     return infos
-
-
-def _extract_light_again(infos: dict[str, ModuleInfo], root: Path, key: tuple, buffers: Optional[dict[str, bytes]] = None) -> list[str]:
-    """Extract again in full the files walked with light hooks that the project turns out to
-    need in full (`extraction.walked_light`), from their files (or `buffers`, by key): the
-    keys of those extracted again. A file that cannot be read now keeps its facts."""
-    redone = []
-    for k in extraction.walked_light(infos):
-        old = infos[k]
-        try:
-            data = buffers[k] if buffers and k in buffers else read_source(Path(k), k, root)
-        except OSError:
-            continue
-        infos[k] = extraction.safe_extract(old.path, old.module, old.is_package, data, key, full=True)
-        redone.append(k)
-    return redone
 
 
 def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleInfo:

@@ -9,7 +9,7 @@ import os
 import pickle
 import struct
 import traceback
-from typing import Optional
+from typing import Callable, Optional
 
 from repro_lint import notebook
 from repro_lint.bounded_read import read_regular
@@ -142,6 +142,22 @@ def walked_light(infos: dict[str, ModuleInfo]) -> list[str]:
         return []
     wanted = {g.name: ask for g in GATES if (ask := g.needs_full(infos.values())) is not None}
     return [k for k in light if any(wanted[n](infos[k]) for n in infos[k].summary(LIGHT_HOOKS) if n in wanted)]
+
+
+def extract_light_again(infos: dict[str, ModuleInfo], key: tuple, read: Callable[[str], bytes]) -> list[str]:
+    """Extract again in full the files of `infos` (by key) that `walked_light` names, reading
+    each with `read(key)`: the keys of those extracted again. A file that cannot be read now
+    keeps its facts."""
+    redone = []
+    for k in walked_light(infos):
+        old = infos[k]
+        try:
+            data = read(k)
+        except OSError:
+            continue
+        infos[k] = safe_extract(old.path, old.module, old.is_package, data, key, full=True)
+        redone.append(k)
+    return redone
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:

@@ -15,6 +15,7 @@ from repro_lint.findings import Finding, Fix, Related
 from repro_lint.fix.edits import AddKeyword, EnsureFunction
 from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
 from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
+from repro_lint.rules import dataloader_gate  # noqa: F401  (which files are walked without the loader hooks)
 from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, INITIAL_SEED, _cat
 from repro_lint.rules.seeding import MAX_RELATED
 

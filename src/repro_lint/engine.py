@@ -258,7 +258,8 @@ def _run_check(
     extracted = bool(jobs_todo)
     del project_files, target_files, all_files, jobs_todo, digests
     buffers = {k: overrides[given[k]] for k in given}
-    redone = extraction.extract_light_again(infos, key, lambda k: buffers[k] if k in buffers else read_source(Path(k), k, root))
+    redone, same = extraction.extract_light_again(infos, key, lambda k: buffers[k] if k in buffers else read_source(Path(k), k, root))
+    stable = stable and same  # (a file changed while the check read it: its results are not kept)
     if redone:
         extracted = True
         for k in redone:

@@ -144,20 +144,22 @@ def walked_light(infos: dict[str, ModuleInfo]) -> list[str]:
     return [k for k in light if any(wanted[n](infos[k]) for n in infos[k].summary(LIGHT_HOOKS) if n in wanted)]
 
 
-def extract_light_again(infos: dict[str, ModuleInfo], key: tuple, read: Callable[[str], bytes]) -> list[str]:
+def extract_light_again(infos: dict[str, ModuleInfo], key: tuple, read: Callable[[str], bytes]) -> tuple[list[str], bool]:
     """Extract again in full the files of `infos` (by key) that `walked_light` names, reading
-    each with `read(key)`: the keys of those extracted again. A file that cannot be read now
-    keeps its facts."""
+    each with `read(key)`: (the keys of those extracted again, whether each still had the
+    content its earlier facts were of). A file that cannot be read now keeps its facts."""
     redone = []
+    same = True
     for k in walked_light(infos):
         old = infos[k]
         try:
             data = read(k)
         except OSError:
             continue
-        infos[k] = safe_extract(old.path, old.module, old.is_package, data, key, full=True)
+        infos[k] = info = safe_extract(old.path, old.module, old.is_package, data, key, full=True)
+        same = same and info.digest == old.digest
         redone.append(k)
-    return redone
+    return redone, same
 
 
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:

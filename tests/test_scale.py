@@ -181,11 +181,13 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
 
 def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     """A large project's bodies are kept marshalled and let go again once read (`model.pack`,
-    `extraction.PACK_SOURCE_BYTES`): forced on a small one, with room for one decoded body, the
-    findings are the same, with --jobs 1 and 2, and so are the facts it stores in the cache."""
+    `extraction.PACK_SOURCE_BYTES`), the larger fields in a temporary file (`spill`): forced on
+    a small one, with room for one decoded body, the findings are the same, with --jobs 1 and
+    2 (the rules' forked copy reading the file too), and so are the facts stored in the cache."""
     from repro_lint import engine, extraction, model
     from repro_lint.cache import Cache
     from repro_lint.config import Config
+    from repro_lint.spill import Spill
 
     corpus = _labs(tmp_path, 2)
 
@@ -196,12 +198,17 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     assert expected
     monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 0)
     monkeypatch.setattr(model._DECODED, "limit", 1)
+    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
     for jobs in (1, 2):
         report = engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
         assert findings(report) == expected, jobs
         packed = [i for i in report.facts.values() if "_packed" in i.__dict__]
         assert len(packed) > len(report.facts) // 2  # packed, with their summaries kept
         assert any("calls" not in i.__dict__ for i in packed)  # and let go again once read
+        # the calls of most modules lie in the file, one file for the check
+        spilled = [i.__dict__["_packed"] for i in packed if type(i.__dict__["_packed"][1]) is int]
+        assert len(spilled) > len(packed) // 2, jobs
+        assert len({id(p[-1]) for p in spilled}) == 1 and isinstance(spilled[0][-1], Spill)
     # the cache filled from packed bodies holds what it holds when filled from objects
     import marshal
     import shutil

@@ -19,6 +19,7 @@ from repro_lint.matchers import get_matchers
 from repro_lint.model import LIGHT_HOOKS, ModuleInfo, from_packed_plain, from_plain, pack, packed_plain, to_plain
 from repro_lint.rules import load_rules
 from repro_lint.shared_values import Sharing
+from repro_lint.spill import Spill
 
 # Below this many files to extract, worker start-up costs more than it saves.
 PARALLEL_MIN_FILES = 24
@@ -165,7 +166,7 @@ def extract_light_again(infos: dict[str, ModuleInfo], key: tuple, read: Callable
 def extract_all(jobs: list[tuple], datas: dict[str, bytes], n_jobs: int, key: tuple, packing: bool = False) -> list[ModuleInfo]:
     """The facts of `jobs`; with `packing`, their bodies packed (`model.pack`) and equal
     outline values shared (`shared_values`)."""
-    sharing = Sharing() if packing else None
+    sharing = Sharing(Spill.open()) if packing else None
     if n_jobs > 1 and len(jobs) >= PARALLEL_MIN_FILES:
         return _extract_parallel(jobs, datas, n_jobs, key, packing, sharing)
     return _extract_here(jobs, datas, key, packing, sharing)

@@ -240,7 +240,7 @@ class ModuleInfo:
                     state["events"] = _unpacked_events(packed[0])
                     packed[0] = None
                 else:
-                    data = packed[BODY_FIELDS.index(name)]
+                    data = packed_field(packed, BODY_FIELDS.index(name))
                     state[name] = marshal.loads(data)
                     _DECODED.add(self, name, len(data))
                 return state[name]
@@ -398,7 +398,17 @@ def packed_plain(info: ModuleInfo) -> Optional[tuple]:
         return None
     state = _outline_plain(info)
     state["_summary"] = info.__dict__["_summary"]
-    return (state, *packed)
+    return (state, *[packed_field(packed, i) for i in range(len(BODY_FIELDS))])
+
+
+def packed_field(packed: list, i: int) -> Optional[bytes]:
+    """The marshalled body field `i` (in `BODY_FIELDS` order) of packed facts, read back
+    from the temporary file it was moved to (`spill.take`: then an int says where, and the
+    list ends with the file)."""
+    data = packed[i]
+    if type(data) is int:
+        return packed[-1].get(data)
+    return data
 
 
 def from_packed_plain(plain: tuple) -> ModuleInfo:
@@ -416,9 +426,9 @@ def unpack(info: ModuleInfo) -> None:
         return
     if packed[0] is not None:
         state["events"] = _unpacked_events(packed[0])
-    for name, data in zip(_REST_FIELDS, packed[1:]):
+    for i, name in enumerate(_REST_FIELDS, 1):
         if name not in state:  # (else decoded now, and kept)
-            state[name] = marshal.loads(data)
+            state[name] = marshal.loads(packed_field(packed, i))
         _DECODED.forget(info, name)
     del state["_packed"]
     state.pop("_summary", None)
@@ -499,7 +509,7 @@ def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
     packed = info.__dict__.get("_packed")
     if packed is not None:  # (marshalled as it is stored)
         body = {"events": marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info)}
-        body.update((name, marshal.loads(data)) for name, data in zip(_REST_FIELDS, packed[1:]))
+        body.update((name, marshal.loads(packed_field(packed, i))) for i, name in enumerate(_REST_FIELDS, 1))
         state = _outline_plain(info)
     elif body is None:
         state = to_plain(info)

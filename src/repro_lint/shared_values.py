@@ -13,9 +13,10 @@ stays shared, and the table's own entries (one per distinct value) do not outlas
 from __future__ import annotations
 
 import marshal
-from typing import Any
+from typing import Any, Optional
 
 from repro_lint.model import ClassInfo, FunctionInfo, ModuleInfo
+from repro_lint.spill import Spill, take
 
 
 # marshalled body fields (`model.pack`) of up to this many bytes are shared
@@ -26,9 +27,13 @@ _NO_MAINS: list = []
 
 
 class Sharing:
-    """Equal outline values replaced by the first one met (`share`)."""
+    """Equal outline values replaced by the first one met (`share`), and the larger packed
+    body fields moved to `spill` when given."""
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Optional[Spill] = None) -> None:
+        # where the larger packed body fields go (`spill`): they are read again only when
+        # decoded
+        self.spill = spill
         self._strings: dict[str, str] = {}
         # keyed by marshal's bytes (version 2: no references, the same bytes for equal
         # values): equality alone takes `(1,)` for `(True,)`
@@ -113,5 +118,7 @@ class Sharing:
             # constants and loops): 40 bytes of object each, 3 MB on 38,000 files
             table = self._packed
             for i, data in enumerate(packed):
-                if data is not None and len(data) <= _SMALL_PACKED:
+                if type(data) is bytes and len(data) <= _SMALL_PACKED:  # (not one in a file: `spill`)
                     packed[i] = table.setdefault(data, data)
+            if self.spill is not None:
+                take(info, self.spill)

@@ -302,3 +302,40 @@ def test_findings_texts_kept_once():
     assert a.message is b.message and a.related[0].message is b.related[0].message
     assert a.fix.description is b.fix.description
     assert a.fix.edits[0].code is b.fix.edits[0].code and a.fix.edits[0].key is b.fix.edits[0].key
+
+
+def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
+    """With --jobs 2 a forked copy runs the seeding rules and sends its findings back through
+    a pipe, read as they are decoded; a copy that dies before or while writing them leaves
+    those rules to this process, with the same findings."""
+    import os
+
+    from repro_lint import engine
+    from repro_lint.config import Config
+
+    corpus = _labs(tmp_path, 2)
+
+    def findings(jobs):
+        return [f.to_dict() for f in engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False).findings]
+
+    expected = findings(1)
+    assert any(f["code"] in engine.FORKED_RULES for f in expected)
+    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
+    assert findings(2) == expected
+    parent = os.getpid()
+    real_rules, real_dumps = engine._rules_here, engine.pickle.dumps
+
+    def dies(*args, **kwargs):
+        if os.getpid() != parent:
+            raise RuntimeError("the copy fails")
+        return real_rules(*args, **kwargs)
+
+    def cut(obj, *args, **kwargs):  # half of the findings written, then the copy ends
+        data = real_dumps(obj, *args, **kwargs)
+        return data[: len(data) // 2] if os.getpid() != parent else data
+
+    for broken in ({"_rules_here": dies}, {"pickle": type("P", (), {"dumps": staticmethod(cut), "load": engine.pickle.load, "HIGHEST_PROTOCOL": 5})}):
+        with monkeypatch.context() as m:
+            for name, value in broken.items():
+                m.setattr(engine, name, value)
+            assert findings(2) == expected, broken

@@ -278,11 +278,12 @@ def _write_report(args, fmt: str, color: str, report, findings: list, locator, f
         elif fmt == "github":
             body = github.render(findings, locator)
         else:
-            body = text.concise(findings, locator)
+            tail = ""
             if args.show_fixes and fixed_findings:
-                body += _fixes_text(fixed_findings)
+                tail += _fixes_text(fixed_findings)
             if not args.quiet and report.files_checked:
-                body += text.summary_line(findings, fixed) + "\n"
+                tail += text.summary_line(findings, fixed) + "\n"
+            body = itertools.chain(text.concise_lines(findings, locator), [tail])
         _emit(body, args.output_file, out)
         return
     stream = out or sys.stdout

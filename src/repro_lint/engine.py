@@ -528,17 +528,20 @@ def _forked_result(forked: tuple[int, int]) -> Optional[dict]:
     """The findings by code (and error lines under None) of a forked copy, or None when
     it failed."""
     pid, read = forked
+    result = None
     with os.fdopen(read, "rb") as fh:
-        data = fh.read()
+        try:
+            # read as it is decoded: a large project's findings are megabytes of pickle,
+            # held only while they become objects otherwise
+            result = pickle.load(fh)
+        except Exception:
+            result = None
+        fh.read()  # (what is left: the copy ends only once its output is read)
     try:
         _, status = os.waitpid(pid, 0)
     except OSError:
         return None
     if status != 0:
-        return None
-    try:
-        result = pickle.loads(data)
-    except Exception:
         return None
     return result if isinstance(result, dict) else None
 

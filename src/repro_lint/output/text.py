@@ -22,8 +22,15 @@ def color_wanted(stream: IO[str], choice: str = "auto") -> bool:
 
 def concise(findings: list[Finding], locator: Optional[Locator] = None) -> str:
     """One line per finding, `[*]` (safe fix) or `[-]` (unsafe fix) right after the code."""
+    return "".join(concise_lines(findings, locator))
+
+
+def concise_lines(findings: list[Finding], locator: Optional[Locator] = None) -> Iterator[str]:
+    """The lines of `concise`, made as they are written (a large project's report is tens
+    of megabytes built as one string)."""
     locator = locator or Locator()
-    return "".join(f"{locator.label(f.location)}: {f.code}{_fix_mark(f)} {f.message}\n" for f in findings)
+    for f in findings:
+        yield f"{locator.label(f.location)}: {f.code}{_fix_mark(f)} {f.message}\n"
 
 
 def _fix_mark(f: Finding) -> str:

@@ -67,6 +67,12 @@ def test_output_file_and_statistics(cli, project):
         r = cli("--output-format", fmt, "--statistics", cwd=project.root)
         assert r.returncode == 1 and r.stdout.split() == ["1", "RPL101", "unseeded-global-rng", "1", "fixable"], (fmt, r.stdout)
 
+    # the concise report, written line by line, is the same on stdout and in a file
+    r = cli("--format", "concise", cwd=project.root)
+    assert r.returncode == 1 and r.stdout.count("RPL101 [*]") == 1 and r.stdout.endswith("1 fixable with --fix.\n"), r.stdout
+    r2 = cli("--format", "concise", "--output-file", "report.txt", cwd=project.root)
+    assert r2.returncode == 1 and r2.stdout == "" and (project.root / "report.txt").read_text() == r.stdout
+
 
 def test_rule_and_rules_commands(cli):
     r = cli("rule", "RPL101")

@@ -299,3 +299,25 @@ def test_a_process_missing_where_one_left_no_trace_is_inconclusive_not_a_diverge
     from .helpers import validate_report
 
     validate_report(report)
+
+
+def test_code_sent_by_value_is_placed_in_the_file_it_was_written_in(tmp_path):
+    """cloudpickle (3.1 and later, in joblib's loky workers) names the code of a `__main__`
+    function it sends `<dynamic-code>`: its frames are the user's, in the script its globals
+    name. Other code without a file (`exec` of a string) stays nobody's."""
+    import sys
+
+    script = tmp_path / "app.py"
+    script.write_text("import sys\n\n\ndef job():\n    return sys._getframe()  # here\n")
+    source = compile(script.read_text(), "<dynamic-code>", "exec")
+    scope = {"__name__": "__main__", "__file__": str(script)}
+    exec(source, scope)
+    frame = scope["job"]()
+    user = UserCode([str(script)])
+    assert user.user_frame(frame) is frame
+    loc = user.locations[user.location_id(frame)]
+    assert loc[:3] == (str(script), 5, "job")
+    other = {"__name__": "m", "__file__": str(script)}
+    exec(compile("import sys\ndef job():\n    return sys._getframe()\n", "<string>", "exec"), other)
+    inner = other["job"]()
+    assert inner.f_code.co_filename == "<string>" and user.user_frame(inner) is not inner

@@ -11,6 +11,22 @@ from types import CodeType, FrameType
 from typing import Optional
 
 
+# What cloudpickle (3.1 and later; joblib's loky workers) names the code of a function it
+# sends by value, as a `__main__` script's functions are: the frame's globals still name the
+# file (`__file__`), and its lines are the file's.
+SHIPPED_CODE = "<dynamic-code>"
+
+
+def code_file(frame: FrameType) -> str:
+    """The file the code of `frame` was written in."""
+    name = frame.f_code.co_filename
+    if name == SHIPPED_CODE:
+        shipped = frame.f_globals.get("__file__")
+        if isinstance(shipped, str) and shipped.endswith(".py"):
+            return shipped
+    return name
+
+
 def _module_dir(name: str) -> Optional[str]:
     module = sys.modules.get(name)
     path = getattr(module, "__file__", None)
@@ -68,7 +84,7 @@ class UserCode:
 
     def user_frame(self, frame: Optional[FrameType]) -> Optional[FrameType]:
         while frame is not None:
-            if self.is_user_file(frame.f_code.co_filename):
+            if self.is_user_file(code_file(frame)):
                 return frame
             frame = frame.f_back
         return None
@@ -106,4 +122,4 @@ def _position(frame: FrameType) -> tuple[str, int, str, int]:
                 if start_col is not None:
                     col = start_col
                 break
-    return (os.path.abspath(code.co_filename), line or 0, getattr(code, "co_qualname", code.co_name), col)
+    return (os.path.abspath(code_file(frame)), line or 0, getattr(code, "co_qualname", code.co_name), col)

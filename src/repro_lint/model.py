@@ -237,7 +237,7 @@ class ModuleInfo:
             packed = state.get("_packed")
             if packed is not None:
                 if name == "events":
-                    state["events"] = _unpacked_events(packed[0])
+                    state["events"] = _unpacked_events(packed_field(packed, 0))
                     packed[0] = None
                 else:
                     data = packed_field(packed, BODY_FIELDS.index(name))
@@ -425,7 +425,7 @@ def unpack(info: ModuleInfo) -> None:
     if packed is None:
         return
     if packed[0] is not None:
-        state["events"] = _unpacked_events(packed[0])
+        state["events"] = _unpacked_events(packed_field(packed, 0))
     for i, name in enumerate(_REST_FIELDS, 1):
         if name not in state:  # (else decoded now, and kept)
             state[name] = marshal.loads(packed_field(packed, i))
@@ -508,7 +508,7 @@ def to_plain_parts(info: ModuleInfo) -> tuple[dict, Any]:
     body = info.__dict__.get("_body")
     packed = info.__dict__.get("_packed")
     if packed is not None:  # (marshalled as it is stored)
-        body = {"events": marshal.loads(packed[0]) if packed[0] is not None else _plain_events(info)}
+        body = {"events": marshal.loads(packed_field(packed, 0)) if packed[0] is not None else _plain_events(info)}
         body.update((name, marshal.loads(packed_field(packed, i))) for i, name in enumerate(_REST_FIELDS, 1))
         state = _outline_plain(info)
     elif body is None:

@@ -1,11 +1,11 @@
 """The packed body fields of a large project's cold check (`model.pack`) kept in an unnamed
 temporary file instead of this process's memory, and read back when a field is decoded.
 
-On a 38,000-file tree the bodies other than events are about 60 MB marshalled and stay so
-to the end of the check (decoded, used and let go again, field by field): in a file they
-cost the process nothing, and the system can drop them from its page cache under pressure,
-which it cannot do with a process's own memory. Events are left in memory: the programs
-decode all of them early, and their bytes go then.
+On a 38,000-file tree the bodies are about 100 MB marshalled. The fields other than events
+stay so to the end of the check (decoded, used and let go again, field by field); the events
+are decoded once, when the programs are built, and their bytes let go, leaving holes among
+the objects that stay. In a file they cost the process nothing, and the system can drop
+them from its page cache under pressure, which it cannot do with a process's own memory.
 
 The file is made by `tempfile` (a file with no name on systems that have them, removed
 when closed): nothing of the checked project names or places it. It is closed when no
@@ -101,12 +101,12 @@ class Spill:
 
 
 def take(info, spill: Spill) -> None:
-    """Move the packed body fields of `info` (but its events) to `spill`."""
+    """Move the packed body fields of `info` to `spill`."""
     packed = info.__dict__.get("_packed")
     if packed is None or len(packed) > 5:
         return
     moved = False
-    for i in range(1, 5):
+    for i in range(5):
         data = packed[i]
         if data is not None:
             where = spill.put(data)

@@ -143,6 +143,39 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
     assert expected
 
 
+def test_a_dead_workers_files_are_read_again_with_the_projects_settings(tmp_path, monkeypatch):
+    """With --jobs 2 this process lets go of the bytes of the files the workers will most
+    likely take; when a worker dies its files are read again here, and extracted with the
+    project's own settings (a seeder named in the configuration)."""
+    import os
+
+    from repro_lint import engine, extraction
+    from repro_lint.config import Config
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    corpus = _labs(tmp_path, 2)
+    # first in the order of files: in the first part, which a worker takes first
+    (corpus / "aaa_train.py").write_text(
+        "import random\n\nimport acme\n\n\ndef main():\n    acme.prepare(0)\n    print(random.random())\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    cfg = Config(seeders={"acme.prepare": ["python", "numpy", "torch"]})
+
+    def findings(jobs):
+        return [f.to_dict() for f in engine.run_check([corpus], cfg, root=corpus, jobs=jobs, use_cache=False).findings]
+
+    expected = findings(1)
+    assert not [f for f in expected if f["path"].endswith("aaa_train.py")]
+    assert [f for f in engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings if f.location.path.endswith("aaa_train.py")]
+
+    def dies(jobs, packing=False):  # (only workers call it)
+        raise RuntimeError("the worker dies")
+
+    monkeypatch.setattr(extraction, "_extract_part", dies)
+    assert findings(2) == expected
+
+
 def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     """Workers send facts in a compact marshal form; what arrives is what was extracted,
     and facts marshal cannot write (any object of another kind) arrive pickled instead."""

@@ -372,3 +372,43 @@ def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
             for name, value in broken.items():
                 m.setattr(engine, name, value)
             assert findings(2) == expected, broken
+
+
+def test_calls_let_go_after_the_rules_are_worked_out_again_the_same(tmp_path, monkeypatch):
+    """With --jobs 2 this process lets go of the index's calls per scope and resolution
+    answers once its rules have run (`ProjectIndex.let_go_of_calls`); asked again they are
+    the same, and a check filling the cache stores the same map of programs as --jobs 1."""
+    from repro_lint import engine
+    from repro_lint.cache import Cache
+    from repro_lint.config import Config
+    from repro_lint.index import ProjectIndex
+    from repro_lint.matchers import get_matchers
+
+    corpus = _labs(tmp_path, 2)
+    report = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False)
+    index = ProjectIndex(report.facts.values(), get_matchers(*Config().matcher_key()), corpus)
+
+    def answers():
+        return {(info.module, scope): tuple(index.callees(info, scope)) for info in index.modules.values() for scope in info.calls}
+
+    before = answers()
+    assert sum(1 for v in before.values() if v) > 100 and index._callees and index._resolve_cache
+    index.let_go_of_calls()
+    assert not index._callees and not index._resolve_cache and not index._method_cache
+    assert answers() == before
+
+    import shutil
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
+    forks = []
+    real = engine._forked_result
+    monkeypatch.setattr(engine, "_forked_result", lambda forked: forks.append(forked) or real(forked))
+    maps, found = {}, {}
+    for jobs in (1, 2):
+        shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
+        found[jobs] = [f.to_dict() for f in engine.run_check([corpus], Config(), root=corpus, jobs=jobs).findings]
+        maps[jobs] = Cache(corpus, Config().fingerprint()).load_plain("programs")
+    assert len(forks) == 1  # the copy ran, and this process let go of its calls meanwhile
+    assert found[1] == found[2] and found[1]
+    assert maps[1] == maps[2] and maps[1]

@@ -424,6 +424,9 @@ def _run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose:
             codes = [c for c in codes if c not in FORKED_RULES]
     per_code = _rules_here(ctx, target_paths, errors, verbose, codes)
     if forked is not None:
+        # this process's rules have run: what the index worked out for them makes room for
+        # the copy's findings (the peak of a large project's check was here)
+        ctx.index.let_go_of_calls()
         theirs = _forked_result(forked)
         if theirs is None:  # the copy failed: its rules run here
             theirs = _rules_here(ctx, target_paths, errors, verbose, [c for c in RULES if c in FORKED_RULES])

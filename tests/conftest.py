@@ -24,7 +24,7 @@ def run_cli(*args, cwd=None, env=None, input=None, timeout=300):
 
 @pytest.fixture(autouse=True, scope="session")
 def _user_cache_dir(tmp_path_factory):
-    """The cache key (see `repro_lint.cache`) of test runs lives in a folder of the session,
+    """The cache key (see `repro_lint.check.cache`) of test runs lives in a folder of the session,
     not in the user's own cache folder; the CLI subprocesses inherit the setting."""
     old = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
@@ -41,7 +41,7 @@ def _key_read_again():
     points XDG_CACHE_HOME elsewhere must not leave that folder's key to the tests after it,
     whose CLI subprocesses sign with the session's key."""
     yield
-    from repro_lint import cache
+    from repro_lint.check import cache
 
     cache._secret.cache_clear()
 

@@ -12,8 +12,9 @@ import re
 import shutil
 from pathlib import Path
 
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

@@ -64,8 +64,8 @@ def test_non_ascii_columns_are_characters(cli, project):
 
 
 def test_vanished_file_is_reported_not_a_crash(project):
-    from repro_lint.config import Config
-    from repro_lint import engine
+    from repro_lint.discover.config import Config
+    from repro_lint.check import run as engine
 
     p = project("gone.py", BAD)
     project("train.py", BAD)
@@ -86,9 +86,9 @@ def test_vanished_file_is_reported_not_a_crash(project):
 
 
 def test_exception_in_a_rule_names_rule_and_file(project, monkeypatch):
-    from repro_lint import engine
-    from repro_lint.config import Config
-    from repro_lint.rules import RULES, RuleSpec, load_rules
+    from repro_lint.check import run as engine
+    from repro_lint.discover.config import Config
+    from repro_lint.rules.registry import RULES, RuleSpec, load_rules
 
     load_rules()
     project("train.py", BAD)

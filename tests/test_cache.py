@@ -1,8 +1,9 @@
 """The on-disk cache: what a second run re-reads and what it re-analyses."""
 
-from repro_lint import engine, extraction
-from repro_lint.cache import Cache
-from repro_lint.config import Config
+from repro_lint.check import run as engine
+from repro_lint.facts import batch
+from repro_lint.check.cache import Cache
+from repro_lint.discover.config import Config
 
 HELPER = "import random\n\n\ndef set_seed(s):\n    random.seed(s)\n"
 TRAIN = (
@@ -15,13 +16,13 @@ def run(root, monkeypatch, targets=None):
     """Findings of a cached check (of `targets`, else the whole project), and the files it
     had to extract."""
     extracted = []
-    real = extraction.safe_extract
+    real = batch.safe_extract
 
     def counting(display, *args):
         extracted.append(display.rsplit("/", 1)[-1])
         return real(display, *args)
 
-    monkeypatch.setattr(extraction, "safe_extract", counting)
+    monkeypatch.setattr(batch, "safe_extract", counting)
     monkeypatch.chdir(root)
     report = engine.run_check(targets or [root], Config(), root=root, jobs=1, use_cache=True)
     assert report.errors == []
@@ -75,15 +76,15 @@ def test_cached_results_keep_findings_and_their_fixes(project, monkeypatch):
     first = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert first.findings and first.findings[0].fixable
     extracted = []
-    real = extraction.safe_extract
-    monkeypatch.setattr(extraction, "safe_extract", lambda *a: extracted.append(a) or real(*a))
+    real = batch.safe_extract
+    monkeypatch.setattr(batch, "safe_extract", lambda *a: extracted.append(a) or real(*a))
     second = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert extracted == []
     assert second.findings == first.findings
 
 
 def test_the_cache_key_is_private_to_the_user(tmp_path, monkeypatch):
-    from repro_lint import cache
+    from repro_lint.check import cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
     cache._secret.cache_clear()
@@ -152,7 +153,7 @@ def _body_at(data: bytes, name: str) -> tuple[int, int]:
     """(offset, size) of the body of `name`'s record in a facts file."""
     import marshal
 
-    from repro_lint import cache
+    from repro_lint.check import cache
 
     pos = len(cache._FACTS_MAGIC)
     while True:

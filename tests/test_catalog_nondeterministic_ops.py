@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from repro_lint import catalog
+from repro_lint.core import catalog
 
 CATALOG = catalog.load("nondeterministic_ops")
 OPS = CATALOG["op"]

@@ -178,8 +178,8 @@ def test_a_missing_output_folder_is_one_line(cli, project):
 
 
 def test_jobs_are_capped_at_the_cores(project, monkeypatch):
-    from repro_lint import cli as cli_module
-    from repro_lint import engine
+    from repro_lint.cli import main as cli_module
+    from repro_lint.check import run as engine
 
     project("train.py", BAD)
     seen = []

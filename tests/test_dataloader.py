@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 import torch.utils.data as tud
 
-from repro_lint import catalog
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.fix.edits import AddKeyword, EnsureFunction, SeedSpec
+from repro_lint.core import catalog
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.core.edits import AddKeyword, EnsureFunction, SeedSpec
 from conftest import full
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.cli import main
+from repro_lint.cli.main import main
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fix"
 CASES = sorted(p for code in ("RPL301", "RPL302") for p in (FIX / code).glob("*.py") if not p.name.endswith(".fixed.py"))

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint import catalog
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
-from repro_lint.rules.torch_target import declared, lower_bound, parse_requirement, release, torch_target
+from repro_lint.core import catalog
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.core.edits import AddKeyword, InsertStatements, ReplaceExpression
+from repro_lint.discover.requirements import declared, lower_bound, parse_requirement, release, torch_target
 from conftest import full
 
 SEEDED_DETERMINISTIC = """\

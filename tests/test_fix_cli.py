@@ -99,7 +99,7 @@ UNSAFE_RUNNER = textwrap.dedent('''\
     import dataclasses
     import sys
 
-    from repro_lint.rules import RULES, load_rules
+    from repro_lint.rules.registry import RULES, load_rules
 
     load_rules()
     spec = RULES["RPL102"]
@@ -111,7 +111,7 @@ UNSAFE_RUNNER = textwrap.dedent('''\
             yield finding
 
     RULES["RPL102"] = dataclasses.replace(spec, check=unsafe)
-    from repro_lint.cli import main
+    from repro_lint.cli.main import main
 
     sys.exit(main(sys.argv[1:]))
 ''')
@@ -170,8 +170,8 @@ BAD_FIX_RUNNER = textwrap.dedent('''\
     import dataclasses
     import sys
 
-    from repro_lint.fix.edits import InsertStatements
-    from repro_lint.rules import RULES, load_rules
+    from repro_lint.core.edits import InsertStatements
+    from repro_lint.rules.registry import RULES, load_rules
 
     load_rules()
     spec = RULES["RPL102"]
@@ -185,7 +185,7 @@ BAD_FIX_RUNNER = textwrap.dedent('''\
             yield finding
 
     RULES["RPL102"] = dataclasses.replace(spec, check=bad)
-    from repro_lint.cli import main
+    from repro_lint.cli.main import main
 
     sys.exit(main(sys.argv[1:]))
 ''')

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.findings import Fix
-from repro_lint.fix.edits import InsertStatements
-from repro_lint.fix.engine import apply_fixes
-from repro_lint.rules import RULES, load_rules
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.core.findings import Fix
+from repro_lint.core.edits import InsertStatements
+from repro_lint.fix.rounds import apply_fixes
+from repro_lint.rules.registry import RULES, load_rules
 
 TRAIN = "import random\n\n\ndef main():\n    print(random.random())\n\n\nif __name__ == \"__main__\":\n    main()\n"
 

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from repro_lint.findings import Fix
+from repro_lint.core.findings import Fix
 from repro_lint.fix.apply import FixError, Planner
-from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
+from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
 
 ALIASES = {"numpy": "np"}
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from repro_lint.findings import Fix
+from repro_lint.core.findings import Fix
 from repro_lint.fix.apply import Planner
-from repro_lint.fix.edits import AddKeyword, InsertStatements, MoveStatements, ReplaceExpression
+from repro_lint.core.edits import AddKeyword, InsertStatements, MoveStatements, ReplaceExpression
 from repro_lint.fix.style import Style, style_for
 
 

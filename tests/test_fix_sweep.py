@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint import catalog
-from repro_lint.cli import main
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.fix.engine import finding_key
+from repro_lint.core import catalog
+from repro_lint.cli.main import main
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.fix.rounds import finding_key
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

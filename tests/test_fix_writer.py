@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from conftest import SRC
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.fix import engine as fix_engine
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.fix import rounds as fix_engine
 from repro_lint.fix import writer
-from repro_lint.fix.engine import apply_fixes
+from repro_lint.fix.rounds import apply_fixes
 
 # a program with determinism intent and no seed of its own: RPL102's fix adds `SEED`
 GENERATOR = (

@@ -8,9 +8,10 @@ import textwrap
 
 import pytest
 
-from repro_lint import catalog
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
+from repro_lint.core import catalog
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
 
 from conftest import full
 

@@ -57,9 +57,8 @@ class ShuffledLoader(DataLoader):
 
 # runs `repro_lint` with every gate taken out (each file walked with all hooks)
 UNGATED = (
-    "import sys; import repro_lint.rules; repro_lint.rules.load_rules(); "
-    "from repro_lint import extract_hooks; extract_hooks.GATES.clear(); "
-    "from repro_lint import cli; sys.argv[0] = 'repro_lint'; cli.main()"
+    "import sys; from repro_lint.facts.hooks import registry; registry().gates.clear(); "
+    "from repro_lint.cli.main import main; sys.argv[0] = 'repro_lint'; main()"
 )
 
 
@@ -80,17 +79,17 @@ def _codes(proc: subprocess.CompletedProcess, path: str) -> list[str]:
 
 
 def test_the_gate_words_are_the_catalogs_names():
-    from repro_lint.extract_hooks import hook_set
-    from repro_lint.rules import load_rules
-    from repro_lint.rules.dataloader_facts import _on_call
-    from repro_lint.rules.dataloader_gate import GATE
+    from repro_lint.facts.hooks import hook_set
+    from repro_lint.rules.registry import load_rules
+    from repro_lint.facts.families.dataloader import on_call
+    from repro_lint.facts.families.dataloader_gate import GATE
 
     load_rules()
     words = GATE.words()
     assert b"DataLoader" in words and b"random_split" in words and b"worker_init_fn" in words
-    assert _on_call not in hook_set(b"x = 1\n")[0]  # walked light
-    assert _on_call in hook_set(b"from torch.utils.data import DataLoader\n")[0]
-    assert _on_call in hook_set(b"x = 1\n", full=True)[0]
+    assert on_call not in hook_set(b"x = 1\n")[0]  # walked light
+    assert on_call in hook_set(b"from torch.utils.data import DataLoader\n")[0]
+    assert on_call in hook_set(b"x = 1\n", full=True)[0]
 
 
 def test_a_loader_subclass_called_where_no_loader_is_named(project):
@@ -158,10 +157,11 @@ CALLERS = {
 
 
 def test_only_files_that_may_call_a_loader_class_are_extracted_again(project, monkeypatch):
-    from repro_lint.config import find_config, load_config
-    from repro_lint.engine import known_codes, project_facts
-    from repro_lint.matchers import get_matchers
-    from repro_lint.model import LIGHT_HOOKS
+    from repro_lint.discover.config import find_config, load_config
+    from repro_lint.check.api import project_facts
+    from repro_lint.check.select import known_codes
+    from repro_lint.facts.matchers import get_matchers
+    from repro_lint.facts.model import LIGHT_HOOKS
 
     project("train.py", TRAIN)
     project("loaders.py", SUBCLASS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repro_lint.rules.seed_settings import hydra_seed_key
+from repro_lint.index.hydra_configs import hydra_seed_key
 
 
 def write(root, files: dict) -> None:

@@ -6,10 +6,10 @@ import sys
 
 from conftest import REPO
 
-from repro_lint.config import Config
-from repro_lint.engine import check_facts, check_index, extract_source, programs_reaching, project_facts
-from repro_lint.index_update import LiveIndex, outline
-from repro_lint.matchers import get_matchers
+from repro_lint.discover.config import Config
+from repro_lint.check.api import check_facts, check_index, extract_source, programs_reaching, project_facts
+from repro_lint.index.live import LiveIndex, outline
+from repro_lint.facts.matchers import get_matchers
 
 sys.path.insert(0, str(REPO / "bench"))
 import make_corpus  # noqa: E402
@@ -178,7 +178,7 @@ HYDRA_EDITS = [
 def test_hydra_projects_rebuild_on_outline_edits(tmp_path):
     """What Hydra configs make an app load is worked out for the whole project at once: an
     edit inside a function is taken in place, an outline edit asks for a new index."""
-    from repro_lint.index_update import RebuildNeeded
+    from repro_lint.index.live import RebuildNeeded
 
     _write(tmp_path, HYDRA)
     kinds, _ = _compare_after_edits(tmp_path, HYDRA_EDITS[:1])

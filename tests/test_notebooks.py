@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from repro_lint import notebook
+from repro_lint.discover import notebook
 
 
 def nb_json(*cells, indent=1, metadata=None):

@@ -181,7 +181,7 @@ def test_text_never_passes_on_control_characters_of_checked_files(cli, project):
 
 
 def test_help_sentences_end_after_a_parenthesis():
-    from repro_lint.rules import sentences
+    from repro_lint.analysis.context import sentences
 
     # RPL405's help: the flag's effect ends in a parenthesis, the alternative follows
     assert sentences("it raises (with warn_only=True it only warns)", "deterministic alternative: x") == (

@@ -39,7 +39,7 @@ def test_installed_wheel_finds_catalog(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     out = subprocess.run(
-        [str(py), "-c", "import repro_lint.catalog as c; print(c.rules_dir()); print(len(c.rule_docs()))"],
+        [str(py), "-c", "import repro_lint.core.catalog as c; print(c.rules_dir()); print(len(c.rule_docs()))"],
         cwd=work, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"},
     )
     rules_dir, count = out.stdout.split()
@@ -58,7 +58,7 @@ def test_core_does_not_import_torch_or_numpy(project):
         "import sys, runpy\n"
         "sys.modules['torch'] = None\nsys.modules['numpy'] = None\n"  # importing them now fails
         "sys.argv = ['repro-lint', 'check', '--no-cache', '.']\n"
-        "from repro_lint.cli import main\nsys.exit(main())\n"
+        "from repro_lint.cli.main import main\nsys.exit(main())\n"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=project.root, capture_output=True, text=True,
                        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"})

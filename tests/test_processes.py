@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.config import Config
-from repro_lint.engine import run_check, select
-from repro_lint.fix.edits import MoveStatements
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.check.select import select
+from repro_lint.core.edits import MoveStatements
 from conftest import full
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import SRC, run_cli
-from repro_lint import catalog
+from repro_lint.core import catalog
 from repro_lint.probe.redact import REDACTED, redact_text, secret_name
 
 # Built from parts, so that no file of the repository holds a whole token-shaped string.

@@ -2,10 +2,10 @@
 
 import textwrap
 
-from repro_lint.extract import extract
-from repro_lint.index import ProjectIndex
-from repro_lint.matchers import get_matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE
+from repro_lint.facts.walker.extractor import extract
+from repro_lint.index.project_index import ProjectIndex
+from repro_lint.facts.matchers import get_matchers
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE
 
 
 def facts(src, module="m", is_package=False):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from repro_lint import catalog
+from repro_lint.core import catalog
 from fixture_harness import actual_findings
 
 DOCS = catalog.rule_docs()

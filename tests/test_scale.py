@@ -73,15 +73,18 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
     """With --jobs 2 a forked copy runs some rules; if it dies, they run here instead."""
     import os
 
-    from repro_lint import engine
-    from repro_lint.config import Config
+    from repro_lint.check import parallel
+    from repro_lint.check import run as engine
+    from repro_lint.discover.config import Config
+    from repro_lint.rules.registry import RULES, load_rules
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
+    apart = {code for code, spec in load_rules().items() if spec.apart}
     corpus = _labs(tmp_path, 3)
     expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
     parent = os.getpid()
-    real = engine._rules_here
+    real = parallel.rules_here
     here: list[list[str]] = []
 
     def dies_in_the_copy(ctx, targets, errors, verbose, codes):
@@ -90,17 +93,18 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
         here.append(list(codes))
         return real(ctx, targets, errors, verbose, codes)
 
-    monkeypatch.setattr(engine, "_rules_here", dies_in_the_copy)
+    monkeypatch.setattr(parallel, "rules_here", dies_in_the_copy)
     got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
     # this process ran its own rules, then (the copy having died) the copy's
-    assert len(here) == 2 and set(here[1]) == set(engine.FORKED_RULES) and not set(here[0]) & set(engine.FORKED_RULES)
+    assert len(here) == 2 and set(here[1]) == apart and not set(here[0]) & apart
     assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
-    assert {f.code for f in expected} & set(engine.FORKED_RULES)  # the copy's rules did report
+    assert {f.code for f in expected} & apart  # the copy's rules did report
+    assert set(RULES) > apart
     assert got.errors == []
 
 
 def test_byte_runs_cover_every_file_once_in_order_with_even_sizes():
-    from repro_lint.extraction import byte_runs
+    from repro_lint.facts.batch import byte_runs
 
     sizes = [(i * 7919) % 1000 + 1 for i in range(500)] + [20_000]
     runs = byte_runs(sizes, 48)
@@ -119,8 +123,9 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
     process extracts them, and the findings are those of --jobs 1."""
     import os
 
-    from repro_lint import engine, extraction
-    from repro_lint.config import Config
+    from repro_lint.check import run as engine
+    from repro_lint.facts import batch
+    from repro_lint.discover.config import Config
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
@@ -134,8 +139,8 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
         record.write_text(jobs[0][0])
         return real(jobs, packing)
 
-    real = extraction._extract_part
-    monkeypatch.setattr(extraction, "_extract_part", dies_in_its_second_part)
+    real = batch._extract_part
+    monkeypatch.setattr(batch, "_extract_part", dies_in_its_second_part)
     got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
     assert record.read_text().endswith(".py")  # the worker did take parts, then died
     assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
@@ -149,8 +154,9 @@ def test_a_dead_workers_files_are_read_again_with_the_projects_settings(tmp_path
     project's own settings (a seeder named in the configuration)."""
     import os
 
-    from repro_lint import engine, extraction
-    from repro_lint.config import Config
+    from repro_lint.check import run as engine
+    from repro_lint.facts import batch
+    from repro_lint.discover.config import Config
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
@@ -172,24 +178,24 @@ def test_a_dead_workers_files_are_read_again_with_the_projects_settings(tmp_path
     def dies(jobs, packing=False):  # (only workers call it)
         raise RuntimeError("the worker dies")
 
-    monkeypatch.setattr(extraction, "_extract_part", dies)
+    monkeypatch.setattr(batch, "_extract_part", dies)
     assert findings(2) == expected
 
 
 def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     """Workers send facts in a compact marshal form; what arrives is what was extracted,
     and facts marshal cannot write (any object of another kind) arrive pickled instead."""
-    from repro_lint import extraction
-    from repro_lint.config import Config
-    from repro_lint.syntax import NOT_LITERAL
+    from repro_lint.facts import batch
+    from repro_lint.discover.config import Config
+    from repro_lint.facts.syntax import NOT_LITERAL
 
     files = sorted((REPO / "fixtures").rglob("*.py"))[:60] + [REPO / "src" / "repro_lint" / "extract.py"]
     jobs = [(str(p), p.name, "pkg." + p.stem, False, None) for p in files]
     key = Config().matcher_key()
-    extraction._init_worker(key)
-    sent = extraction._extract_part(jobs)
-    got = extraction._received_part(sent)
-    want = [extraction._extract_job(j) for j in jobs]
+    batch._init_worker(key)
+    sent = batch._extract_part(jobs)
+    got = batch._received_part(sent)
+    want = [batch._extract_job(j) for j in jobs]
 
     def state(info):
         d = dict(info.__dict__)
@@ -200,27 +206,30 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
 
     assert sum(len(i.events) + len(i.functions) for i in want) > 50  # the files say something
     assert [state(i) for i in got] == [state(i) for i in want]
-    odd = extraction._extract_job(jobs[0])
+    odd = batch._extract_job(jobs[0])
     odd.extra["marker"] = NOT_LITERAL  # not a plain value
 
-    real = extraction._extract_job
+    real = batch._extract_job
     try:
-        extraction._extract_job = lambda job: odd
-        (back,) = extraction._received_part(extraction._extract_part(jobs[:1]))
+        batch._extract_job = lambda job: odd
+        (back,) = batch._received_part(batch._extract_part(jobs[:1]))
     finally:
-        extraction._extract_job = real
+        batch._extract_job = real
     assert back.extra["marker"] is NOT_LITERAL and state(back)["events"] == state(odd)["events"]
 
 
 def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     """A large project's bodies are kept marshalled and let go again once read (`model.pack`,
-    `extraction.PACK_SOURCE_BYTES`), the larger fields in a temporary file (`spill`): forced on
+    `batch.PACK_SOURCE_BYTES`), the larger fields in a temporary file (`spill`): forced on
     a small one, with room for one decoded body, the findings are the same, with --jobs 1 and
     2 (the rules' forked copy reading the file too), and so are the facts stored in the cache."""
-    from repro_lint import engine, extraction, model
-    from repro_lint.cache import Cache
-    from repro_lint.config import Config
-    from repro_lint.spill import Spill
+    from repro_lint.check import parallel
+    from repro_lint.check import run as engine
+    from repro_lint.facts import batch
+    from repro_lint.facts import model
+    from repro_lint.check.cache import Cache
+    from repro_lint.discover.config import Config
+    from repro_lint.facts.spill import Spill
 
     corpus = _labs(tmp_path, 2)
 
@@ -229,9 +238,9 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
 
     expected = findings(engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False))
     assert expected
-    monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 0)
+    monkeypatch.setattr(batch, "PACK_SOURCE_BYTES", 0)
     monkeypatch.setattr(model._DECODED, "limit", 1)
-    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "FORK_RULES_MIN_FILES", 1)
     for jobs in (1, 2):
         report = engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
         assert findings(report) == expected, jobs
@@ -250,7 +259,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     stored = {}
     for packing in (True, False):
         if not packing:
-            monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 1 << 40)
+            monkeypatch.setattr(batch, "PACK_SOURCE_BYTES", 1 << 40)
         shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
         assert findings(engine.run_check([corpus], Config(), root=corpus, jobs=1)) == expected
         stored[packing] = {}
@@ -264,10 +273,10 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
 def test_equal_outline_values_are_kept_once():
     """A large project's outlines share their equal values (`shared_values.Sharing`), and only
     values equal in type too: `(True,)` stays apart from `(1,)`."""
-    from repro_lint.extraction import safe_extract
-    from repro_lint.model import pack
-    from repro_lint.rules import load_rules
-    from repro_lint.shared_values import Sharing
+    from repro_lint.facts.batch import safe_extract
+    from repro_lint.facts.model import pack
+    from repro_lint.rules.registry import load_rules
+    from repro_lint.facts.shared_values import Sharing
 
     load_rules()
     source = b"import numpy as np\nfrom torch import nn\n\ndef step(model, batch=3):\n    return np.random.rand()\n"
@@ -293,32 +302,34 @@ def test_equal_outline_values_are_kept_once():
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     """What rules work out for one program (`rules.program_cache`, a program's seeds and draws)
     is let go once that program's rules have run, while the programs themselves stay."""
-    from repro_lint import engine
-    from repro_lint.config import Config
-    from repro_lint.index import ProjectIndex
-    from repro_lint.matchers import get_matchers
-    from repro_lint.rules import _PROGRAM_CACHES, Context
+    from repro_lint.check import run as engine
+    from repro_lint.discover.config import Config
+    from repro_lint.index.project_index import ProjectIndex
+    from repro_lint.facts.matchers import get_matchers
+    from repro_lint.analysis.context import Context, program_caches
+    from repro_lint.check.api import project_facts
+    from repro_lint.check.parallel import rules_here
+    from repro_lint.rules.registry import load_rules
 
     corpus = tmp_path / "corpus"
     make_corpus.write_labs(corpus, 1, seed=0)
-    infos = engine.project_facts([corpus], Config(), corpus, use_cache=False)
+    infos = project_facts([corpus], Config(), corpus, use_cache=False)
     index = ProjectIndex(infos.values(), get_matchers(*Config().matcher_key()), corpus)
     ctx = Context(index=index, settings=Config().settings())
     paths = {info.path for info in infos.values()}
-    found = engine._rules_here(ctx, paths, [], False, list(engine.RULES))
+    found = rules_here(ctx, paths, [], False, list(load_rules()))
     assert any(found.values()) and len(ctx.programs) > 10
-    assert len(_PROGRAM_CACHES) >= 5
-    assert all(len(table) == 0 for table in _PROGRAM_CACHES)
-    assert all(p._seeds is None and p._draws is None for p in ctx.programs)
+    assert len(program_caches()) >= 5
+    assert all(len(table) == 0 for table in program_caches())
     ctx.release()
 
 
 def test_findings_texts_kept_once():
-    """Equal texts of the findings a check keeps are one object (`engine._shared_texts`); the
+    """Equal texts of the findings a check keeps are one object (`check.parallel.shared_texts`); the
     findings, their fixes and edits stay equal, with the same hashes."""
-    from repro_lint.engine import _shared_texts
-    from repro_lint.findings import Finding, Fix, Location, Related
-    from repro_lint.fix.edits import InsertStatements
+    from repro_lint.check.parallel import shared_texts
+    from repro_lint.core.findings import Finding, Fix, Location, Related
+    from repro_lint.core.edits import InsertStatements
 
     def make():
         text = "".join(["seed ", "the workers"])  # a new string object each time
@@ -330,7 +341,7 @@ def test_findings_texts_kept_once():
     a, b = make(), make()
     assert a.message is not b.message and a.fix.edits[0].code is not b.fix.edits[0].code
     hashes = (hash(a.fix), hash(a.related[0]))
-    a, b = _shared_texts(a, texts), _shared_texts(b, texts)
+    a, b = shared_texts(a, texts), shared_texts(b, texts)
     assert a == b and (hash(a.fix), hash(a.related[0])) == hashes
     assert a.message is b.message and a.related[0].message is b.related[0].message
     assert a.fix.description is b.fix.description
@@ -343,8 +354,10 @@ def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
     those rules to this process, with the same findings."""
     import os
 
-    from repro_lint import engine
-    from repro_lint.config import Config
+    from repro_lint.check import parallel
+    from repro_lint.check import run as engine
+    from repro_lint.discover.config import Config
+    from repro_lint.rules.registry import load_rules
 
     corpus = _labs(tmp_path, 2)
 
@@ -352,11 +365,11 @@ def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
         return [f.to_dict() for f in engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False).findings]
 
     expected = findings(1)
-    assert any(f["code"] in engine.FORKED_RULES for f in expected)
-    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
+    assert any(load_rules()[f["code"]].apart for f in expected)
+    monkeypatch.setattr(parallel, "FORK_RULES_MIN_FILES", 1)
     assert findings(2) == expected
     parent = os.getpid()
-    real_rules, real_dumps = engine._rules_here, engine.pickle.dumps
+    real_rules, real_dumps = parallel.rules_here, parallel.pickle.dumps
 
     def dies(*args, **kwargs):
         if os.getpid() != parent:
@@ -367,10 +380,10 @@ def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
         data = real_dumps(obj, *args, **kwargs)
         return data[: len(data) // 2] if os.getpid() != parent else data
 
-    for broken in ({"_rules_here": dies}, {"pickle": type("P", (), {"dumps": staticmethod(cut), "load": engine.pickle.load, "HIGHEST_PROTOCOL": 5})}):
+    for broken in ({"rules_here": dies}, {"pickle": type("P", (), {"dumps": staticmethod(cut), "load": parallel.pickle.load, "HIGHEST_PROTOCOL": 5})}):
         with monkeypatch.context() as m:
             for name, value in broken.items():
-                m.setattr(engine, name, value)
+                m.setattr(parallel, name, value)
             assert findings(2) == expected, broken
 
 
@@ -378,11 +391,12 @@ def test_calls_let_go_after_the_rules_are_worked_out_again_the_same(tmp_path, mo
     """With --jobs 2 this process lets go of the index's calls per scope and resolution
     answers once its rules have run (`ProjectIndex.let_go_of_calls`); asked again they are
     the same, and a check filling the cache stores the same map of programs as --jobs 1."""
-    from repro_lint import engine
-    from repro_lint.cache import Cache
-    from repro_lint.config import Config
-    from repro_lint.index import ProjectIndex
-    from repro_lint.matchers import get_matchers
+    from repro_lint.check import parallel
+    from repro_lint.check import run as engine
+    from repro_lint.check.cache import Cache
+    from repro_lint.discover.config import Config
+    from repro_lint.index.project_index import ProjectIndex
+    from repro_lint.facts.matchers import get_matchers
 
     corpus = _labs(tmp_path, 2)
     report = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False)
@@ -400,10 +414,10 @@ def test_calls_let_go_after_the_rules_are_worked_out_again_the_same(tmp_path, mo
     import shutil
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    monkeypatch.setattr(engine, "FORK_RULES_MIN_FILES", 1)
+    monkeypatch.setattr(parallel, "FORK_RULES_MIN_FILES", 1)
     forks = []
-    real = engine._forked_result
-    monkeypatch.setattr(engine, "_forked_result", lambda forked: forks.append(forked) or real(forked))
+    real = parallel.forked_result
+    monkeypatch.setattr(parallel, "forked_result", lambda forked: forks.append(forked) or real(forked))
     maps, found = {}, {}
     for jobs in (1, 2):
         shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.config import Config
-from repro_lint.engine import run_check
-from repro_lint.index import ProjectIndex
-from repro_lint.matchers import get_matchers
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, REF_WORKER
-from repro_lint.seed_reach import seed_callers
+from repro_lint.discover.config import Config
+from repro_lint.check.run import run_check
+from repro_lint.index.project_index import ProjectIndex
+from repro_lint.facts.matchers import get_matchers
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, REF_WORKER
+from repro_lint.index.seed_reach import seed_callers
 
 from conftest import run_cli
 

@@ -243,7 +243,7 @@ def test_notebook_file_as_text(proj):
 
 FAULTY = """
 import sys
-import repro_lint.workspace_state as ws
+import repro_lint.check.workspace as ws
 
 real = ws.ProjectState.check
 def check(self, paths):
@@ -285,7 +285,7 @@ def test_a_failure_does_not_stop_the_server(proj):
 
 
 def test_without_the_extra_a_clear_error(tmp_path):
-    code = "import sys; sys.modules['pygls'] = None; from repro_lint.cli import main; sys.exit(main(['server']))"
+    code = "import sys; sys.modules['pygls'] = None; from repro_lint.cli.main import main; sys.exit(main(['server']))"
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs the `server` extra: pip install 'repro-lint[server]'"

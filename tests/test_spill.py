@@ -3,8 +3,8 @@
 import errno
 import os
 
-from repro_lint import spill as spill_mod
-from repro_lint.spill import SPILL_MIN_BYTES, Spill
+from repro_lint.facts import spill as spill_mod
+from repro_lint.facts.spill import SPILL_MIN_BYTES, Spill
 
 
 def test_what_is_put_is_read_back_before_and_after_it_is_written(monkeypatch):
@@ -45,8 +45,9 @@ def test_no_temporary_file_means_fields_stay_in_memory(tmp_path, monkeypatch):
     finds the same."""
     import tempfile
 
-    from repro_lint import engine, extraction
-    from repro_lint.config import Config
+    from repro_lint.check import run as engine
+    from repro_lint.facts import batch
+    from repro_lint.discover.config import Config
 
     project = tmp_path / "p"
     project.mkdir()
@@ -60,7 +61,7 @@ def test_no_temporary_file_means_fields_stay_in_memory(tmp_path, monkeypatch):
     def no_file(*args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(extraction, "PACK_SOURCE_BYTES", 0)
+    monkeypatch.setattr(batch, "PACK_SOURCE_BYTES", 0)
     for broken in (False, True):
         if broken:
             monkeypatch.setattr(tempfile, "TemporaryFile", no_file)

@@ -59,8 +59,8 @@ def test_a_committed_malicious_cache_runs_no_code(cli, project, tmp_path_factory
 
 
 def _results_record(root):
-    from repro_lint.cache import Cache
-    from repro_lint.config import Config
+    from repro_lint.check.cache import Cache
+    from repro_lint.discover.config import Config
 
     cache = Cache(root, Config().fingerprint())
     [frame] = cache._read("results")

@@ -1,5 +1,5 @@
 import sys
 
-from repro_lint.cli import main
+from repro_lint.cli.main import main
 
 sys.exit(main())

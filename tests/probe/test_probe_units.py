@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import repro_lint.catalog  # noqa: E402
+import repro_lint.core.catalog  # noqa: E402
 from repro_lint.probe import compare  # noqa: E402
 from repro_lint.probe.fingerprint import fingerprint_tensors  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
@@ -85,7 +85,7 @@ def record(fn, catalog=None):
     recorder = None
     audit = RngAudit(user, lambda: len(recorder.ops) if recorder else 0)
     recorder = Recorder(user, audit, max_ops=10_000, predict=prediction_table(catalog or {}))
-    audit.install(repro_lint.catalog.load("rng"))
+    audit.install(repro_lint.core.catalog.load("rng"))
     try:
         with recorder:
             fn()
@@ -164,7 +164,7 @@ def test_predictions_apply_the_catalog_conditions():
         y = y + torch.bmm(sparse, torch.randn(1, 3, 2)).sum()  # SPARSE
         y.backward()
 
-    recorder, _, user = record(train, repro_lint.catalog.load("nondeterministic_ops"))
+    recorder, _, user = record(train, repro_lint.core.catalog.load("nondeterministic_ops"))
     lines, start = inspect.getsourcelines(train)
     line = {text.rsplit("# ", 1)[1].strip(): start + i for i, text in enumerate(lines) if "  # " in text}
     by_line: dict[int, dict[str, int]] = {}

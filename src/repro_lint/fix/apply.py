@@ -1,6 +1,6 @@
 """Applying fixes to one file's text with libcst, keeping its formatting and comments.
 
-Every edit operation of `repro_lint.fix.edits` is implemented here, once, for every rule.
+Every edit operation of `repro_lint.core.edits` is implemented here, once, for every rule.
 All edits of a round are located in the original tree (positions of the `ast` layer),
 planned, and applied in one transformation:
 - statements to insert are gathered per insertion point (a block and an index in it) and
@@ -20,9 +20,9 @@ from typing import Optional
 
 import libcst as cst
 
-from repro_lint.findings import Fix
+from repro_lint.core.findings import Fix
 from repro_lint.fix import calls
-from repro_lint.fix.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
+from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
 from repro_lint.fix.imports import OTHER, Context, Imports, with_names
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style

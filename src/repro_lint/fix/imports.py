@@ -17,7 +17,7 @@ import libcst as cst
 
 from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
 from repro_lint.fix.style import Style
-from repro_lint.stdlib import stdlib_module_names
+from repro_lint.core.stdlib import stdlib_module_names
 
 FUTURE, STDLIB, THIRD_PARTY, PROJECT, LOCAL, OTHER = range(6)
 

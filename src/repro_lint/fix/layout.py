@@ -4,7 +4,7 @@ Detection reports positions as 1-based lines and 0-based character columns; libc
 `PositionProvider` uses the same convention, so spans map to nodes by equality or
 containment. One visit records what the edit operations need: the statements of every
 block (module, indented blocks) with their positions, expressions by span, functions by
-qualified name (as `extract` names them: `Class.method`, `outer.inner`), the `__main__`
+qualified name (as the walk names them: `Class.method`, `outer.inner`), the `__main__`
 block, and the names each scope binds (for reusing import aliases safely).
 """
 

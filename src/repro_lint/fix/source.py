@@ -7,13 +7,14 @@ keeps them as they are and the edits write new lines in the file's own style.
 
 from __future__ import annotations
 
+import difflib
 import codecs
 import io
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro_lint.bounded_read import read_regular
+from repro_lint.core.bounded_read import read_regular
 
 BOM = codecs.BOM_UTF8
 
@@ -37,7 +38,7 @@ class SourceFile:
     @classmethod
     def from_bytes(cls, path: Path, raw: bytes) -> "SourceFile":
         """The file as text to fix; a notebook is the module text of its code cells."""
-        from repro_lint import notebook
+        from repro_lint.discover import notebook
 
         if notebook.is_notebook(path):
             return NotebookSource.from_notebook(path, raw)
@@ -67,7 +68,6 @@ class SourceFile:
 
     def diff(self, display: str, new_text: str) -> str:
         """What writing `new_text` changes, as a unified diff."""
-        from repro_lint.fix.engine import unified_diff
 
         return unified_diff(display, self.text, new_text)
 
@@ -81,7 +81,7 @@ class NotebookSource(SourceFile):
 
     @classmethod
     def from_notebook(cls, path: Path, raw: bytes) -> "NotebookSource":
-        from repro_lint import notebook
+        from repro_lint.discover import notebook
 
         try:
             nb = notebook.read(raw)
@@ -90,7 +90,7 @@ class NotebookSource(SourceFile):
         return cls(path, raw, nb.text, "utf-8", False, nb)
 
     def encode(self, text: str) -> bytes:
-        from repro_lint import notebook
+        from repro_lint.discover import notebook
 
         try:
             return self.notebook.render(text)  # type: ignore[attr-defined]
@@ -100,7 +100,7 @@ class NotebookSource(SourceFile):
     def as_written(self, text: str) -> str:
         """The module text of the cells `text` is written into: blank lines at a cell's end do
         not stay, so the next round's positions must be those of this text."""
-        from repro_lint import notebook
+        from repro_lint.discover import notebook
 
         try:
             return notebook.read(self.encode(text)).text
@@ -108,10 +108,20 @@ class NotebookSource(SourceFile):
             raise SourceError(str(exc)) from exc
 
     def diff(self, display: str, new_text: str) -> str:
-        from repro_lint import notebook
-        from repro_lint.fix.engine import unified_diff
+        from repro_lint.discover import notebook
 
         try:
             return self.notebook.cell_diffs(display, new_text, unified_diff)  # type: ignore[attr-defined]
         except notebook.NotebookError as exc:
             raise SourceError(str(exc)) from exc
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
+    out = []
+    for line in lines:
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Optional
 
-from repro_lint.bounded_read import is_inside, read_regular
+from repro_lint.core.bounded_read import is_inside, read_regular
 
 TEMP_SUFFIX = ".repro-lint.tmp"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from repro_lint.findings import Finding
+from repro_lint.core.findings import Finding
 from repro_lint.output.locations import Locator
 
 

@@ -7,7 +7,7 @@ import json
 from repro_lint import __version__
 from typing import Optional
 
-from repro_lint.findings import Finding
+from repro_lint.core.findings import Finding
 from repro_lint.output.locations import Locator
 
 SCHEMA_VERSION = 1

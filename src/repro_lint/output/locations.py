@@ -1,7 +1,7 @@
 """Locations as each output shows them.
 
 Findings are located in module text: for a `.py` file its lines, for a notebook the text its
-code cells make (`repro_lint.notebook`). Outputs for people show a notebook location as
+code cells make (`repro_lint.discover.notebook`). Outputs for people show a notebook location as
 `train.ipynb:cell 3:2:5` (cell number among all the file's cells, line in the cell, column);
 JSON adds the cell number and gives lines in the cell; SARIF and GitHub annotations point at
 the line of the `.ipynb` file that holds the code, which is what code scanning can show.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from repro_lint import notebook
-from repro_lint.findings import Location
+from repro_lint.discover import notebook
+from repro_lint.core.findings import Location
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Locator:
 
 
 def _read_lines(path: str, data: Optional[bytes]) -> list:
-    from repro_lint.sourcetext import decode_source, split_lines
+    from repro_lint.facts.sourcetext import decode_source, split_lines
 
     try:
         if data is None:

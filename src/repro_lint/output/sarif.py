@@ -25,7 +25,7 @@ from typing import Optional
 from urllib.parse import quote
 
 from repro_lint import __version__
-from repro_lint.findings import Finding, Location
+from repro_lint.core.findings import Finding, Location
 from repro_lint.output.locations import Locator
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -42,7 +42,7 @@ def help_uri(code: str) -> str:
 
 def rule_metadata() -> dict[str, dict]:
     """code -> SARIF metadata of every documented rule, the check's and the probe's."""
-    from repro_lint import catalog
+    from repro_lint.core import catalog
 
     out = {}
     for code, doc in {**catalog.rule_docs(), **catalog.probe_docs()}.items():
@@ -92,7 +92,7 @@ def build_log(
 ) -> dict:
     """A SARIF log. `rules` maps code -> {"name", "summary", "help" (plain text)}, optionally
     "markdown"; the documented rules' own metadata (`rule_metadata`) is used where it exists."""
-    from repro_lint.project import find_root
+    from repro_lint.discover.project import find_root
 
     locator = locator or Locator()
     paths = _Paths(root or find_root([Path.cwd()]))
@@ -175,7 +175,7 @@ def build_log(
 
 
 def render(findings: list[Finding], root: Optional[Path] = None, locator: Optional[Locator] = None) -> str:
-    from repro_lint import catalog
+    from repro_lint.core import catalog
 
     rules = {code: meta for code, meta in rule_metadata().items() if code in catalog.rule_docs()}
     return json.dumps(build_log(findings, rules, root, locator), indent=2, ensure_ascii=False) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import IO, Iterable, Iterator, Optional
 
-from repro_lint.findings import Finding
+from repro_lint.core.findings import Finding
 from repro_lint.output.locations import Locator
 
 

@@ -117,7 +117,7 @@ def _main(argv: list[str]) -> int:
         print(INSTALL_HINT, file=sys.stderr)
         return 2
 
-    from repro_lint import catalog
+    from repro_lint.core import catalog
     from repro_lint.probe.launch import RunFailed, launch, plan_runs
     from repro_lint.probe.predict import prediction_table
     from repro_lint.probe.report import build_report, error_report

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-from repro_lint import catalog
-from repro_lint.findings import Finding, Location, Related
+from repro_lint.core import catalog
+from repro_lint.core.findings import Finding, Location, Related
 
 
 def display_path(path: str) -> str:
@@ -19,7 +19,7 @@ def display_path(path: str) -> str:
 
 def probe_rules() -> dict[str, dict]:
     """The probe's codes as SARIF rules, from their documents (`rules/probe/RPP*.toml`)."""
-    from repro_lint import catalog
+    from repro_lint.core import catalog
     from repro_lint.output.sarif import rule_metadata
 
     return {code: meta for code, meta in rule_metadata().items() if code in catalog.probe_docs()}

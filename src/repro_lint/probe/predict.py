@@ -1,6 +1,6 @@
 """RPP104: which ops that ran are nondeterministic on CUDA, by the catalog's conditions.
 
-The conditions are evaluated by `repro_lint.op_conditions`, the same evaluation the static
+The conditions are evaluated by `repro_lint.core.op_conditions`, the same evaluation the static
 rule RPL405 uses; this module only says what the running aten operator's arguments are.
 Imported by the parent process too (`prediction_table`), so it must not import torch.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from repro_lint import op_conditions
-from repro_lint.op_conditions import ABSENT, Decided
+from repro_lint.core import op_conditions
+from repro_lint.core.op_conditions import ABSENT, Decided
 
 
 def prediction_table(catalog: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any, Callable
 
-from repro_lint import catalog
+from repro_lint.core import catalog
 
 REDACTED = "<redacted>"
 EXTRA_PATTERN_VARIABLE = "REPRO_LINT_REDACT"

@@ -1,6 +1,6 @@
 """RPL3xx: data loading (RPL301 dataloader-without-generator, RPL302 dataloader-without-worker-init-fn).
 
-The rules resolve the value descriptions that `dataloader_facts.py` records at extraction
+The rules resolve the value descriptions that `facts/families/dataloader.py` records at extraction
 (its docstring lists them) against those facts and the project index: a project subclass of
 DataLoader in another file, or `args.workers` whose literal default is declared further down
 the file, is only known once every file has been read.
@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Sequence
 
-from repro_lint.findings import Finding, Fix, Related
-from repro_lint.fix.edits import AddKeyword, EnsureFunction
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
-from repro_lint.rules import Context, location, placement, rule, sentences, unfixed
-from repro_lint.rules import dataloader_gate  # noqa: F401  (which files are walked without the loader hooks)
-from repro_lint.rules.dataloader_facts import _MAX_DEPTH, FACTS, INITIAL_SEED, _cat
-from repro_lint.rules.seeding import MAX_RELATED
+from repro_lint.core.findings import Finding, Fix, Related
+from repro_lint.core.edits import AddKeyword, EnsureFunction
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
+from repro_lint.analysis.context import Context, location, sentences, unfixed
+from repro_lint.rules.registry import rule
+from repro_lint.analysis import placement
+from repro_lint.facts.families import dataloader_gate  # noqa: F401  (which files are walked without the loader hooks)
+from repro_lint.facts.families.dataloader import FACTS, INITIAL_SEED, MAX_DEPTH, loader_catalog
+from repro_lint.analysis.messages import MAX_RELATED
 
 
 # =====================================================================================
@@ -50,7 +52,7 @@ class _Resolver:
     # -- literal values ------------------------------------------------------------
     def values(self, desc: tuple, depth: int = 0) -> Optional[set]:
         """The possible literal values of a description, or None when unknown."""
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return None
         kind = desc[0]
         if kind == "lit":
@@ -143,7 +145,7 @@ class _Resolver:
     def may_be_none(self, desc: tuple, depth: int = 0) -> bool:
         """Whether the described value can be None: a literal None, a branch or binding that
         is, a parameter or anything else not known (only objects built by a call cannot)."""
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return True
         kind = desc[0]
         if kind == "lit":
@@ -164,7 +166,7 @@ class _Resolver:
 
     def dataset_classes(self, desc: tuple, depth: int = 0) -> list[str]:
         """Project classes the dataset described by `desc` may be an instance of."""
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return []
         kind = desc[0]
         if kind == "call" and desc[1]:
@@ -190,9 +192,9 @@ class _Resolver:
 
     # -- call targets --------------------------------------------------------------
     def target(self, desc: tuple, depth: int = 0) -> Optional[_Target]:
-        if depth > _MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return None
-        cat = _cat()
+        cat = loader_catalog()
         kind = desc[0]
         if kind == "qual":
             qual = desc[1]
@@ -240,7 +242,7 @@ class _Resolver:
             bound = self._class_attr_of(okey, attr)
             return self.target(("any", tuple(bound)), depth + 1) if bound else None
         bases = self.index.class_bases(key)
-        loaders = _cat()["loaders"]
+        loaders = loader_catalog()["loaders"]
         if not any(b in loaders for b in bases):
             return None
         name = self.index.classes[key][1].name  # type: ignore[attr-defined]
@@ -249,7 +251,7 @@ class _Resolver:
             if base in self.index.classes and f"{base}.__init__" in self.index.functions:
                 init = self.index.functions[f"{base}.__init__"]
                 return _Target("loader", name, None, frozenset(init.params[1:]))
-        return _Target("loader", name, _cat()["loader_params"])
+        return _Target("loader", name, loader_catalog()["loader_params"])
 
 
 def _meet(a: Optional[frozenset], b: Optional[frozenset]) -> Optional[frozenset]:
@@ -307,7 +309,7 @@ def _span(ev) -> tuple:
 # -- RPL301 ---------------------------------------------------------------------------
 @rule("RPL301", per="module")
 def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
-    fixes = _cat()["fix"]
+    fixes = loader_catalog()["fix"]
     for res, scope, ev, call in _loader_calls(ctx, info):
         target = call.target
         if not any(_draws_order(res, call, b) and not _given(b, "generator") for b in call.branches):
@@ -518,7 +520,7 @@ def _worker_fix(ctx: Context, res: _Resolver, ev, call: _Call) -> Optional[Fix]:
     target = call.target
     if "worker_init_fn" in call.star_keys or target.fixable is not None and "worker_init_fn" not in target.fixable:
         return None
-    fixes = _cat()["fix"]
+    fixes = loader_catalog()["fix"]
     info = res.info
     reuse = _existing_worker_seeder(ctx, info)
     span = _span(ev)
@@ -541,7 +543,7 @@ def _worker_seeders(ctx: Context) -> list[tuple[str, ModuleInfo, str]]:
     if cached is not None:
         return cached
     index = ctx.index
-    need = set(_cat()["fix"]["worker-seeds"])
+    need = set(loader_catalog()["fix"]["worker-seeds"])
     out: list[tuple[str, ModuleInfo, str]] = []
     for mod in index.modules.values():
         for scope in mod.summary(INITIAL_SEED):

@@ -4,204 +4,43 @@ RPL401–RPL404 are about the switches (cuDNN flags, deterministic algorithms, t
 workspace); RPL405, calls of nondeterministic operations, lives in `nondeterministic_ops`.
 
 Facts come from the shared extraction ("flag", "switch", "trainer", "env" events) and the
-hooks in `determinism_facts.py`.
+hooks in `facts/families/determinism.py`.
 """
 
 from __future__ import annotations
 
-import functools
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from repro_lint.findings import Finding, Fix, Related
-from repro_lint.fix.edits import AddKeyword, InsertStatements, ReplaceExpression
-from repro_lint.index import Program
-from repro_lint.model import Event, ModuleInfo
-from repro_lint.rules import (
-    Context,
-    flag_placement,
-    location,
-    placement,
-    program_cache,
-    rule,
-    sentences,
-    unfixed,
+from repro_lint.core.findings import Finding, Fix, Related
+from repro_lint.core.edits import AddKeyword, InsertStatements, ReplaceExpression
+from repro_lint.index.program import Program
+from repro_lint.facts.model import Event, ModuleInfo
+from repro_lint.analysis.context import Context, location, program_cache, sentences, unfixed
+from repro_lint.analysis.messages import import_bringing
+from repro_lint.rules.registry import rule
+from repro_lint.analysis.determinism_state import (
+    ALGORITHMS,
+    CUDNN_BENCHMARK,
+    CUDNN_DETERMINISTIC,
+    USE_DETERMINISTIC,
+    State,
+    function_intent,
+    raising_ops,
+    shows_intent,
+    state_of,
 )
-from repro_lint.rules.determinism_facts import flags
-from repro_lint.rules.torch_target import Target, release, torch_target
-from repro_lint.rules.training import training_of
-
-CUDNN_DETERMINISTIC = "torch.backends.cudnn.deterministic"
-CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
-ALGORITHMS = "deterministic-algorithms"
-USE_DETERMINISTIC = "torch.use_deterministic_algorithms"
+from repro_lint.analysis import flag_placement
+from repro_lint.analysis import placement
+from repro_lint.facts.families.determinism import flags
+from repro_lint.discover.requirements import Target, release, torch_target
 
 # Keys and orders of inserted blocks: after the seeding calls (orders 0-2), the cuDNN flags,
 # then deterministic algorithms, so that fixes of several rules come out as one block.
 KEY_CUDNN, ORDER_CUDNN = "determinism:cudnn", 10
 KEY_ALGORITHMS, ORDER_ALGORITHMS = "determinism:algorithms", 20
 KEY_CUBLAS = "determinism:cublas"
-
-
-# -- what a program sets -------------------------------------------------------------------
-Occurrence = tuple  # (ModuleInfo, scope, Event)
-
-
-@dataclass
-class State:
-    """How one program stands on each determinism setting."""
-
-    intent: bool
-    uses_torch: bool
-    covered: dict = field(default_factory=dict)  # setting -> occurrences that take care of it
-    wrong: dict = field(default_factory=dict)  # setting -> occurrences with a wrong literal
-    trainers_off: list = field(default_factory=list)  # Trainer(deterministic=False)
-    trainers_missing: list = field(default_factory=list)  # Trainer() without the keyword
-    enabling: list = field(default_factory=list)  # (occurrence, warn_only) turning algorithms on
-    # setting -> [(occurrence, why it has no effect)]: set towards determinism, but after
-    # training starts, only in a launcher's parent or only in DataLoader workers
-    ignored: dict = field(default_factory=dict)
-    # framework calls whose determinism keyword is left out (`TrainingArguments(...)` without
-    # `full_determinism=`), where the process that trains makes them: where fixes switch it
-    switchable: list = field(default_factory=list)
-
-    def algorithms_mode(self) -> str:
-        """"on", "warn" (every switch that turns them on has warn_only=True) or "off"."""
-        if ALGORITHMS not in self.covered:
-            return "off"
-        return "warn" if self.enabling and all(w is True for _, w in self.enabling) else "on"
-
-
-_STATES: "weakref.WeakKeyDictionary[Program, State]" = program_cache()
-
-
-def state_of(ctx: Context, program: Program) -> State:
-    hit = _STATES.get(program)
-    if hit is None:
-        hit = _STATES[program] = _compute(ctx, program)
-    return hit
-
-
-def _compute(ctx: Context, program: Program) -> State:
-    cat = flags()
-    st = State(intent=program.has_intent(), uses_torch=program.uses_torch())
-    cublas = cat["cublas"]
-    # the walk of the program in execution order, only for programs that set something
-    # (most programs of a project set nothing)
-    training = functools.partial(training_of, ctx, program)
-
-    def cover(names: Iterable[str], occ: Occurrence) -> None:
-        info, scope, ev = occ
-        # an environment variable is inherited by the processes started later: only its time
-        # counts; a framework's Trainer sets the flags in the processes it trains in
-        why = None if ev.kind == "trainer" else training().no_effect(info, scope, ev, inherited=ev.kind == "env")
-        for name in names:
-            if why is None:
-                st.covered.setdefault(name, []).append(occ)
-            else:
-                st.ignored.setdefault(name, []).append((occ, why))
-
-    def wrong(names: Iterable[str], occ: Occurrence) -> None:
-        # a wrong value matters where training runs (later training included), not in a
-        # launcher's parent or in DataLoader workers; the fast side of the user's own switch
-        # (`if args.deterministic: ... else: cudnn.benchmark = True`) is the user's choice
-        if _other_side_deterministic(ctx, occ):
-            return
-        if training().elsewhere(occ[0], occ[1], inherited=occ[2].kind == "env") is None:
-            for name in names:
-                st.wrong.setdefault(name, []).append(occ)
-
-    for info, scope, ev in program.events("flag", "switch", "trainer", "env", "switchable"):
-        occ = (info, scope, ev)
-        data = ev.data
-        if ev.kind == "switchable":
-            if training().no_effect(info, scope, ev) is None and not info.is_test:
-                st.switchable.append(occ)
-        elif ev.kind == "flag":
-            spec = cat["flags"].get(data["name"], {})
-            if data["value"] is None or data["value"] == spec.get("deterministic"):
-                cover([data["name"], *spec.get("covers", ())], occ)
-            else:
-                wrong([data["name"]], occ)
-        elif ev.kind == "switch":
-            spec = cat["switches"].get(data["api"], {})
-            if data["value"] is False:
-                wrong(data["sets"], occ)
-            else:
-                cover([*data["sets"], *spec.get("covers", ())], occ)
-                if ALGORITHMS in data["sets"] and ALGORITHMS in st.covered and st.covered[ALGORITHMS][-1] is occ:
-                    st.enabling.append((occ, data.get("warn_only")))
-        elif ev.kind == "trainer":
-            value = data["deterministic"]
-            if value == "missing":
-                st.trainers_missing.append(occ)
-            elif value is None or value == "unknown" or value:
-                cover(cat["trainer"]["sets"], occ)
-                st.enabling.append((occ, value == cat["trainer"]["warn-only-value"]))
-            else:
-                st.trainers_off.append(occ)
-        elif ev.kind == "env" and data["var"] == cublas["variable"]:
-            if data["value"] is None or data["value"] in cublas["values"]:
-                cover([cublas["variable"]], occ)
-            else:
-                wrong([cublas["variable"]], occ)
-    return st
-
-
-def _other_side_deterministic(ctx: Context, occ: Occurrence) -> bool:
-    """Whether the other side of the `if` a setting sits in sets a determinism flag or switch
-    towards determinism: the setting is one side of the user's own switch."""
-    info, scope, ev = occ
-    branch = ev.data.get("branch")
-    if branch is None:
-        return False
-    line, side = branch[0], 1 - branch[1]
-    return any(
-        o.kind in ("flag", "switch", "env") and (o.data.get("branch") or (0, -1))[:2] == (line, side) and _shows_intent(ctx, info, o)
-        for o in info.events.get(scope, ())
-    )
-
-
-# -- where findings go (where fixes go: `placement`) ------------------------------------------
-def _shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
-    """The event seeds something or sets a determinism flag towards determinism
-    (the per-event form of `Program.has_intent`)."""
-    m = ctx.index.m
-    if ev.kind in ("seed", "seedcand"):
-        return bool(ctx.index.seed_sources(info, ev)) and ev.data.get("intent", True)
-    if ev.kind == "intent":
-        return True
-    if ev.kind == "flag":
-        spec = m.flags.get(ev.data["name"], {})
-        return ev.data["value"] is None or ev.data["value"] == spec.get("deterministic")
-    if ev.kind == "switch":
-        return ev.data["value"] is not False
-    if ev.kind == "trainer":
-        return ev.data["deterministic"] not in (False, "missing")
-    if ev.kind == "env":
-        return ev.data["var"] == m.cublas["variable"]
-    return False
-
-
-_CALL_INTENT: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
-def _function_intent(ctx: Context, key: str) -> bool:
-    """Whether calling project function `key` shows intent, itself or through its callees."""
-    index = ctx.index
-    cache = _CALL_INTENT.setdefault(index, {})
-    hit = cache.get(key)
-    if hit is None:
-        hit = False
-        for mod, scope in index.reach([index.scope_of(key)], include_imports=False):
-            info = index.modules[mod]
-            if any(_shows_intent(ctx, info, ev) for ev in info.events.get(scope, ())):
-                hit = True
-                break
-        cache[key] = hit
-    return hit
 
 
 def finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
@@ -225,23 +64,22 @@ def _finding_site(ctx: Context, program: Program) -> tuple[ModuleInfo, Any]:
     for scope in flag_placement.entry_scopes(program):
         best: Optional[tuple] = None
         for ev in entry.events.get(scope, ()):
-            if _shows_intent(ctx, entry, ev) and (best is None or ev.pos < best[0]):
+            if shows_intent(ctx, entry, ev) and (best is None or ev.pos < best[0]):
                 best = (ev.pos, ev)
         for call, keys in ctx.index.callees(entry, scope):
             pos = (call[2], call[3])
             # a helper that shows intent, or the call that hands over to another module's code
             # that does (a launcher's `main.main(args)`)
             if (best is None or pos < best[0]) and any(
-                ctx.index.scope_of(k) not in bodies and _function_intent(ctx, k)
+                ctx.index.scope_of(k) not in bodies and function_intent(ctx, k)
                 and (not ctx.index.effects(k).draws or ctx.index.scope_of(k)[0] != entry.module)
                 for k in keys
             ):
                 best = (pos, tuple(call[2:6]))
         if best is not None:
             return entry, best[1]
-    from repro_lint.rules.seeding import import_bringing
 
-    modules = {info.module for info, _, ev in program.events() if _shows_intent(ctx, info, ev)}
+    modules = {info.module for info, _, ev in program.events() if shows_intent(ctx, info, ev)}
     return entry, import_bringing(ctx, program, modules)
 
 
@@ -595,10 +433,3 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
                 related, fix=fix, help=sentences(f"it is {why}" if why else "", consequence),
             )
 
-
-def raising_ops(program: Program) -> list:
-    return nondeterministic_ops.raising_ops(program)
-
-
-# RPL405 registers itself from its own module (it reads this module's `state_of`).
-from repro_lint.rules import nondeterministic_ops  # noqa: E402

@@ -1,216 +1,20 @@
 """RPL405: calls of operations that are nondeterministic on CUDA (the catalog
 `rules/catalog/nondeterministic_ops.toml`), in programs that show determinism intent.
 
-Extraction records each call of a catalog operation whose arguments make it affected
-("ndop" events), the project functions that pass one of their parameters through as the
-deciding argument (wrappers, followed one level), and the calls that pass a literal which
-such a wrapper could hand on ("litcall" events).
+What extraction records ("ndop" and "litcall" events, wrappers): `facts/families/nondeterministic_ops.py`.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
-from repro_lint import catalog, extract, op_conditions
-from repro_lint.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
-from repro_lint.findings import Finding, Related
-from repro_lint.grad_reach import grad_scopes
-from repro_lint.index import Program
-from repro_lint.rules import Context, location, rule, sentences
-from repro_lint.rules.determinism import state_of
-
-_WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
-
-
-class _Table:
-    """The catalog as lookups for the extraction pass."""
-
-    def __init__(self) -> None:
-        ops = [op for op in catalog.load("nondeterministic_ops")["op"] if op.get("static", True)]
-        self.by_id = {op["id"]: op for op in ops}
-        self.functions: dict[str, list[dict]] = {}
-        self.modules: dict[str, list[dict]] = {}
-        self.methods: dict[str, list[dict]] = {}
-        values: set = set()
-        for op in ops:
-            for name in op["functions"]:
-                self.functions.setdefault(name, []).append(op)
-            for name in op["modules"]:
-                self.modules.setdefault(name, []).append(op)
-            for name in op.get("static-methods", op["methods"]):
-                self.methods.setdefault(name, []).append(op)
-            if "argument" in op:
-                values.update(v for v in op["argument"]["values"] if isinstance(v, (str, bool)))
-        # literals worth recording at call sites of project functions (wrapper arguments)
-        self.values = frozenset(values)
-        self.tensor_modules = frozenset(catalog.load("nondeterministic_ops").get("tensor-method-modules", ()))
-        self.non_tensor_packages = frozenset(catalog.load("nondeterministic_ops").get("non-tensor-packages", ()))
-        self.method_keywords = {
-            name: frozenset(kws) for name, kws in catalog.load("nondeterministic_ops").get("tensor-method-keywords", {}).items()
-        }
-
-
-@functools.lru_cache(maxsize=1)
-def table() -> _Table:
-    return _Table()
-
-
-# -- extraction --------------------------------------------------------------------------
-def _value(node: Optional[ast.AST]) -> Any:
-    """A literal value, tuples and lists of literals as lists; else NOT_LITERAL."""
-    if isinstance(node, (ast.Tuple, ast.List)):
-        items = [_value(e) for e in node.elts]
-        return NOT_LITERAL if any(i is NOT_LITERAL for i in items) else items
-    return literal(node)
-
-
-def _arg(node: ast.Call, form: str, spec: dict, module_key: str = "") -> Optional[ast.AST]:
-    """The argument `spec` names: by position in a function call (one less for a method call,
-    whose tensor is the receiver), by keyword only in a module constructor unless the spec
-    gives `module_key`."""
-    if form == "module":
-        position = spec.get(module_key, -1) if module_key else -1
-    else:
-        position = spec["position"] - (1 if form == "method" else 0)
-    return get_arg(node, position, spec["name"])
-
-
-def _resolve_name(ex: extract.Extractor, node: ast.AST) -> tuple[str, Any]:
-    """("param", name) for a parameter of the enclosing function, ("literal", value) for a
-    name bound to a literal in this function or the module, else ("unknown", None)."""
-    if isinstance(node, ast.Name):
-        if ex.func is not None and node.id in (ex.func.params or ()):
-            return "param", node.id
-        local = ex.info.extra.get("local_constants", {}).get(ex.scope, {})
-        if node.id in local:
-            return "literal", local[node.id]
-        if ex.func is not None and node.id in ex.r.scope.bindings:
-            return "unknown", None  # a local name bound to something else
-        if node.id in ex.info.constants:
-            return "literal", ex.info.constants[node.id]
-    return "unknown", None
-
-
-def _affected(ex: extract.Extractor, node: ast.Call, form: str, op: dict, api: str) -> Any:
-    """True, False, or ("pass", parameter) when a wrapper parameter decides."""
-    # an argument given by name is what the call passes (`**kwargs` cannot hold it too); one
-    # left out may be in `**kwargs`: unknown, the user's choice
-    kwargs = has_kwargs(node)
-
-    def get(kind: str, spec: dict) -> Any:
-        if kind == op_conditions.LAYOUT or kind == op_conditions.ATEN_ARGUMENT:
-            # facts of the running call (sparse operands, aten-only arguments): not in source
-            return op_conditions.ABSENT if kind == op_conditions.ATEN_ARGUMENT else op_conditions.Decided(True)
-        arg = _arg(node, form, spec, "module-position" if kind == op_conditions.EXEMPT else "")
-        if arg is None:
-            return op_conditions.Decided(False) if kwargs else op_conditions.ABSENT
-        if kind == op_conditions.EXEMPT:
-            value = _value(arg)
-            return op_conditions.ABSENT if value is NOT_LITERAL else value
-        value = literal(arg)
-        if value is not NOT_LITERAL or kind == op_conditions.REQUIRES:
-            return value
-        found_kind, found = _resolve_name(ex, arg)
-        if found_kind == "param":
-            return op_conditions.Decided(("pass", found))
-        return found if found_kind == "literal" else op_conditions.Decided(False)
-
-    return op_conditions.evaluate(op, get, api)
-
-
-def _op_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
-    t = table()
-    func = node.func
-    if qual is not None:
-        ops = t.functions.get(qual)
-        form = "function"
-        if ops is None:
-            ops = t.modules.get(qual)
-            form = "module"
-        api = qual
-    elif type(func) is ast.Attribute:
-        ops = t.methods.get(func.attr)
-        form = "method"
-        api = f"Tensor.{func.attr}"
-        if ops and ex.receiver_root(func.value) in t.non_tensor_packages:
-            return  # a numpy array's or a plot's method of the same name
-        accepted = t.method_keywords.get(func.attr)
-        if ops and accepted is not None and any(kw.arg is not None and kw.arg not in accepted for kw in node.keywords):
-            return  # a keyword the Tensor method does not take: another library's method
-    else:
-        return
-    if not ops:
-        return
-    hits = []
-    for op in ops:
-        if op["backward-only"] and ex.no_grad:
-            continue  # no gradient flows here: the backward never runs
-        verdict = _affected(ex, node, form, op, api)
-        if verdict is True:
-            hits.append(op["id"])
-        elif isinstance(verdict, tuple) and ex.func is not None:
-            wrappers = ex.info.extra.setdefault(_WRAPPERS, {}).setdefault(ex.scope, [])
-            wrappers.append((op["id"], verdict[1], api, ex.span(node)))
-    if hits:
-        ex.add("ndop", node, ops=tuple(hits), api=api)
-
-
-def _literal_call(ex: extract.Extractor, node: ast.Call, qual: Optional[str]) -> None:
-    """Calls that pass a literal a wrapper could hand on to a catalog operation."""
-    # this runs for every call, and most pass no literal the catalog names: leave before
-    # any lookup
-    values = table().values
-    Constant = ast.Constant
-    for a in node.args:
-        if type(a) is Constant:
-            v = a.value  # type: ignore[attr-defined]
-            if v.__class__ in _LITERAL_TYPES and v in values:  # `_interesting`, written out
-                break
-    else:
-        for k in node.keywords:
-            a = k.value
-            if type(a) is Constant:
-                v = a.value  # type: ignore[attr-defined]
-                if v.__class__ in _LITERAL_TYPES and v in values:
-                    break
-        else:
-            return
-    if qual is not None:
-        if qual.split(".", 1)[0] in ex.m.external_roots:
-            return
-        method = None
-    elif type(node.func) is ast.Attribute:
-        method = node.func.attr
-    elif type(node.func) is ast.Name:
-        method = node.func.id
-    else:
-        return
-    args = tuple((i, v) for i, a in enumerate(node.args) if (v := literal(a)) is not NOT_LITERAL and _interesting(v, values))
-    kwargs = tuple((k.arg, v) for k in node.keywords if k.arg and (v := literal(k.value)) is not NOT_LITERAL and _interesting(v, values))
-    if args or kwargs:
-        ex.add("litcall", node, target=qual, method=method, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
-
-
-# the types of the literals `values` holds (a syntax tree's constants are of exact types)
-_LITERAL_TYPES = (str, bool)
-
-
-def _interesting(value: Any, values: frozenset) -> bool:
-    return isinstance(value, _LITERAL_TYPES) and value in values
-
-
-@functools.lru_cache(maxsize=1)
-def _op_names() -> frozenset:
-    t = table()
-    return frozenset([*(q.rpartition(".")[2] for q in [*t.functions, *t.modules]), *t.methods])
-
-
-extract.CALL_HOOKS.append(_op_call)
-extract.CALL_HOOK_NAMES[_op_call] = _op_names
-extract.CALL_HOOKS.append(_literal_call)
-extract.CALL_HOOK_LITERALS[_literal_call] = lambda: table().values
+from repro_lint.analysis.context import Context, location, sentences
+from repro_lint.analysis.determinism_state import state_of
+from repro_lint.core.findings import Finding, Related
+from repro_lint.facts.families.nondeterministic_ops import WRAPPERS, table
+from repro_lint.index.grad_reach import grad_scopes
+from repro_lint.index.program import Program
+from repro_lint.rules.registry import rule
 
 
 # -- messages ------------------------------------------------------------------------------
@@ -295,7 +99,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
             yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {op['summary']}", help=explain(op))
     for mod, scope in program.scopes:
         info = index.modules[mod]
-        recs = info.extra.get(_WRAPPERS, {}).get(scope)
+        recs = info.extra.get(WRAPPERS, {}).get(scope)
         if recs:
             key = f"{info.module}.{scope}" if info.module else scope
             wrappers[key] = [(info, *rec) for rec in recs]
@@ -328,14 +132,3 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
             else:
                 continue
             break
-
-
-def raising_ops(program: Program) -> list[tuple]:
-    """Calls the program reaches of operations that raise under
-    `torch.use_deterministic_algorithms(True)` on CUDA: (module info, event, api)."""
-    t = table()
-    out = []
-    for info, _, ev in program.events("ndop"):
-        if any(t.by_id[i]["with-deterministic-algorithms"] == "raises" for i in ev.data["ops"] if i in t.by_id):
-            out.append((info, ev, ev.data["api"]))
-    return out

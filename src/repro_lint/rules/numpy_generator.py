@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from repro_lint import catalog
-from repro_lint.findings import Fix
-from repro_lint.fix.edits import InsertStatements, ReplaceExpression
-from repro_lint.index import Program
-from repro_lint.model import MODULE_SCOPE, ModuleInfo
-from repro_lint.rules import Context, placement
+from repro_lint.core import catalog
+from repro_lint.core.findings import Fix
+from repro_lint.core.edits import InsertStatements, ReplaceExpression
+from repro_lint.index.program import Program
+from repro_lint.facts.model import MODULE_SCOPE, ModuleInfo
+from repro_lint.analysis.context import Context
+from repro_lint.analysis import placement
 
 
 def generator_fix(ctx: Context, program: Program, draws: list) -> Optional[Fix]:

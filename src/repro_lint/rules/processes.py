@@ -1,6 +1,6 @@
 """RPL2xx: seeding across process boundaries (RPL201, RPL202).
 
-What the rules read is recorded during extraction by `processes_facts.py`: module-level
+What the rules read is recorded during extraction by `facts/families/processes.py`: module-level
 statements of Hydra apps, and `handoff` events for calls that hand a function to other
 processes.
 """
@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from repro_lint.findings import Finding, Fix, Related
-from repro_lint.fix.edits import MoveStatements
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
-from repro_lint.rules import Context, location, rule, sentences
-from repro_lint.rules.processes_facts import DEFS, FACTS, process_catalog
-from repro_lint.rules.seeding import source_label
+from repro_lint.core.findings import Finding, Fix, Related
+from repro_lint.core.edits import MoveStatements
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo
+from repro_lint.analysis.context import Context, location, sentences
+from repro_lint.rules.registry import rule
+from repro_lint.facts.families.processes import DEFS, FACTS, process_catalog
+from repro_lint.analysis.messages import source_label
 
 
 # -- RPL201 ------------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ def _instance_call(index, qual: str, info: ModuleInfo) -> tuple[str, ...]:
     return ()
 
 
-@rule("RPL202", per="module")
+@rule("RPL202", per="module", apart=True)
 def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     index = ctx.index
     cat = process_catalog()

@@ -5,21 +5,18 @@ from __future__ import annotations
 import weakref
 from typing import Iterable, Optional
 
-from repro_lint import catalog
-from repro_lint.call_facts import RESEEDED, reseed_owner
-from repro_lint.findings import Finding, Fix, Related
-from repro_lint.fix.edits import AddKeyword, SeedSpec
-from repro_lint.index import Program
-from repro_lint.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
-from repro_lint.rules import Context, line_words, location, placement, program_cache, rule, sentences, unfixed
+from repro_lint.core import catalog
+from repro_lint.facts.walker.calls import RESEEDED, reseed_owner
+from repro_lint.core.findings import Finding, Fix, Related
+from repro_lint.core.edits import AddKeyword, SeedSpec
+from repro_lint.index.program import Program
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.analysis.context import Context, line_words, location, program_cache, sentences, unfixed
+from repro_lint.analysis.messages import MAX_RELATED, import_bringing, source_label
+from repro_lint.rules.registry import rule
+from repro_lint.analysis import placement
 from repro_lint.rules.numpy_generator import generator_fix
-from repro_lint.seed_reach import seed_callers, seed_callers_in
-
-MAX_RELATED = 20
-
-
-def source_label(source: str) -> str:
-    return {"python": "Python `random`", "numpy": "numpy's global", "torch": "torch's global"}.get(source, source)
+from repro_lint.index.seed_reach import seed_callers, seed_callers_in
 
 
 # -- the seeding fix (where it goes and which seed it uses: `placement`) -------------------
@@ -112,7 +109,7 @@ def _initialises(m, api: str) -> bool:
     return api in m.parameter_inits or api.startswith(m.parameter_init_prefixes)
 
 
-@rule("RPL101", per="program")
+@rule("RPL101", per="program", apart=True)
 def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
     draws = _draws_that_count(ctx, program)
@@ -147,36 +144,6 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         yield ctx.finding("RPL101", info, where, message, related, fix, help=help)
 
 
-def import_bringing(ctx: Context, program: Program, modules: set[str]) -> tuple:
-    """Span of the first import in the entry module that (transitively) brings in `modules`."""
-    index = ctx.index
-    entry = program.entry
-    # one walk down the import graph for all the imports, in order: what an earlier import
-    # reaches without finding `modules` cannot lead there from a later one either
-    seen: set[str] = set()
-    for imp in sorted(entry.imports, key=lambda i: (i[1], i[2])):
-        # the module and the packages it is in, which run first
-        stack = [mod for mod in index.import_targets(imp[0], entry) if mod not in seen]
-        seen.update(stack)
-        while stack:
-            current = stack.pop()
-            if current in modules:
-                return imp[1:5]
-            for target in index.imports_of.get(current, ()):
-                if target not in seen:
-                    seen.add(target)
-                    stack.append(target)
-    # brought in by a config factory (`hydra.utils.instantiate`): its first call in the entry
-    # module, else the Hydra main function
-    calls = sorted(c[2:6] for scope, calls in entry.calls.items() for c in calls if c[0] in index.m.factories and (entry.module, scope) in program.scope_set)
-    if calls:
-        return tuple(calls[0])
-    for q in entry.hydra_mains:
-        fn = entry.functions[q]
-        return (fn.line, fn.col, fn.line, fn.col)
-    return (1, 0, 1, 0)
-
-
 # -- RPL102 ---------------------------------------------------------------------------
 def _reached_with_intent(ctx: Context, info: ModuleInfo, scope: str) -> bool:
     """Whether a program with determinism intent reaches the scope (a generator elsewhere,
@@ -185,7 +152,7 @@ def _reached_with_intent(ctx: Context, info: ModuleInfo, scope: str) -> bool:
     return any(p.has_intent() for p in programs)
 
 
-@rule("RPL102", per="module")
+@rule("RPL102", per="module", apart=True)
 def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     gens = {g["name"]: g for g in catalog.load("rng")["generators"]}
     for scope, ev in info.all_events("gen"):
@@ -320,7 +287,7 @@ def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], callers: 
 _WHOLE_SHARE = 3
 
 
-@rule("RPL103", per="module")
+@rule("RPL103", per="module", apart=True)
 def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     order = {s: i for i, s in enumerate(ctx.index.m.sources)}
     index = ctx.index
@@ -399,7 +366,7 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
 
 
 # -- RPL104 ---------------------------------------------------------------------------
-@rule("RPL104", per="module")
+@rule("RPL104", per="module", apart=True)
 def runtime_pythonhashseed(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     var = ctx.index.m.hashseed_var
     for _, ev in info.all_events("env"):

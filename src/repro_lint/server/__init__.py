@@ -4,7 +4,7 @@ so in one line and exits 2.
 
 The protocol side is `lsp`; what the server knows and does is `session` (run by the thread
 in `worker`); code actions are `actions`; documents and positions are `documents`. The
-project held in memory is `repro_lint.workspace_state`, its index `repro_lint.index_update`.
+project held in memory is `repro_lint.check.workspace`, its index `repro_lint.index.live`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ MISSING = "repro-lint: error: `repro-lint server` needs the `server` extra: pip 
 
 
 def main(argv: Optional[list] = None) -> int:
-    from repro_lint.cli import _Parser
+    from repro_lint.core.usage import Parser
 
-    p = _Parser(
+    p = Parser(
         prog="repro-lint server",
         description="Run the language server over stdin and stdout (start it from an editor; see README, \"Editors\").",
     )

@@ -1,7 +1,7 @@
 """Code actions: the fix of a finding, "fix all" (the safe fixes of a document), and
 "ignore this rule on this line" (`# noqa: CODE`, as `--add-noqa` writes it).
 
-Fixes are computed by the fix engine of `repro-lint check --fix` (`fix.engine.apply_fixes`,
+Fixes are computed by the fix engine of `repro-lint check --fix` (`fix.rounds.apply_fixes`,
 without writing: its re-checks run against the server's live index) from the documents'
 current texts, and come back as a WorkspaceEdit against the versions the client sent. An
 unsafe fix is offered for its own finding only, with "(unsafe)" in its title and never
@@ -16,9 +16,9 @@ from typing import Optional
 
 from lsprotocol import types
 
-from repro_lint.add_noqa import with_noqa
-from repro_lint.bounded_read import read_regular
-from repro_lint.findings import Finding
+from repro_lint.fix.add_noqa import with_noqa
+from repro_lint.core.bounded_read import read_regular
+from repro_lint.core.findings import Finding
 from repro_lint.server.documents import Doc, decode_python
 from repro_lint.server.session import SOURCE, Session
 
@@ -115,7 +115,7 @@ def _current(session: Session, doc: Doc) -> list[Finding]:
 
 def _fixed(session: Session, doc: Doc, findings: list, unsafe: bool) -> dict:
     """Resolved path -> fixed content of every file the fixes change."""
-    from repro_lint.fix.engine import apply_fixes
+    from repro_lint.fix.rounds import apply_fixes
 
     state = session.state(session.root_of[doc.uri])
     session.sync()

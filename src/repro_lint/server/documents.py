@@ -4,7 +4,7 @@ Three kinds of document:
 - a Python file (`.py`, `.pyi`): its text is the module;
 - a notebook document (LSP `notebookDocument/*`): its cells are written into a notebook
   (`.ipynb` JSON, markdown cells included so that cell numbers match) and read as the one
-  module its code cells make (`repro_lint.notebook`); findings go to the cell they are in;
+  module its code cells make (`repro_lint.discover.notebook`); findings go to the cell they are in;
 - a `.ipynb` file opened as a text document (JSON): read as that notebook; findings go to
   the line of the file that holds the code, as SARIF output places them.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from repro_lint import notebook
+from repro_lint.discover import notebook
 
 Units = Callable[[str], int]
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -192,7 +192,7 @@ def encode_python(text: str) -> bytes:
 
 
 def decode_python(data: bytes) -> str:
-    from repro_lint.sourcetext import decode_source
+    from repro_lint.facts.sourcetext import decode_source
 
     return decode_source(data)
 

@@ -17,12 +17,12 @@ from typing import Callable, Optional
 from lsprotocol import types
 
 from repro_lint import __version__
-from repro_lint.bounded_read import read_regular
-from repro_lint.config import Config, ConfigError, find_config, load_config
-from repro_lint.findings import Finding, Location
-from repro_lint.project import find_root
+from repro_lint.core.bounded_read import read_regular
+from repro_lint.discover.config import Config, ConfigError, find_config, load_config
+from repro_lint.core.findings import Finding, Location
+from repro_lint.discover.project import find_root
 from repro_lint.server.documents import Doc, Span, Units, decode_python
-from repro_lint.workspace_state import ProjectState
+from repro_lint.check.workspace import ProjectState
 
 SOURCE = "repro-lint"
 CONFIG_NAMES = ("pyproject.toml", "repro-lint.toml", ".repro-lint.toml")
@@ -166,8 +166,8 @@ class Session:
         return state
 
     def _config(self, root: Path) -> Config:
-        from repro_lint.engine import known_codes
-        from repro_lint.matchers import get_matchers
+        from repro_lint.check.select import known_codes
+        from repro_lint.facts.matchers import get_matchers
 
         try:
             return load_config(find_config(root), known_codes(), get_matchers().sources)

@@ -1,0 +1,304 @@
+"""Where and when a program trains (spec: "Flags count where they take effect").
+
+A determinism flag only matters in the process that trains, before training starts. This
+module works out, once per program:
+- the launches: hand-offs (`mp.spawn`, submitit) of a function that trains, which make that
+  function's process the one that trains (catalog `processes.toml`, `[training-launchers]`);
+- a walk of the program in execution order (statements in source order, descending into the
+  project functions they call) from where the training process starts, and the first
+  statement on it that certainly trains (`.backward()`, an optimizer's `step()`, a
+  framework's `trainer.fit(...)`);
+- the functions only DataLoader workers run (`worker_init_fn=`).
+A flag set on the walk after training started, only in a launcher's parent, or only in a
+`worker_init_fn` does not count; one set somewhere the walk does not follow (a callback, a
+call the index cannot resolve) gets the benefit of the doubt.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from dataclasses import dataclass, field
+from typing import Optional
+
+from repro_lint.core import catalog
+from repro_lint.index.project_index import ProjectIndex
+from repro_lint.index.program import Program
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.analysis.context import Context, line_words, program_cache
+
+# Train events that mean training is under way (building an optimizer or a Trainer is not);
+# a framework's training call (`trainer.fit(...)`, catalog `frameworks.toml`) is one too.
+_TRAINS = frozenset(["backward", "step"])
+# Events the walk keeps in order (the others do not matter for when flags take effect).
+_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff", "runner"])
+# the kinds `Training.no_effect` is asked about: only their steps are kept (most events a
+# walk meets train; a large project's programs met 244,000 of them)
+_ASKED = frozenset(["flag", "switch", "env", "seed", "seedcand"])
+
+
+@functools.lru_cache(maxsize=1)
+def _launchers() -> dict:
+    return dict(catalog.load("processes").get("training-launchers", {}))
+
+
+@functools.lru_cache(maxsize=1)
+def _runner_trains() -> frozenset:
+    """(framework, method) of the framework calls that train (`trainer.fit(...)`)."""
+    return frozenset(
+        (r["framework"], m) for r in catalog.load("frameworks")["runners"] for m in r.get("training-methods", ())
+    )
+
+
+def _starts_training(ev: Event) -> bool:
+    if ev.kind == "train":
+        return ev.data.get("what") in _TRAINS
+    return ev.kind == "runner" and (ev.data.get("framework"), ev.data.get("method")) in _runner_trains()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A hand-off that starts the process that trains."""
+
+    info: ModuleInfo
+    event: Event
+    target: str  # function key
+    runs: str  # what the new process runs first: "module" or "nothing"
+
+    @property
+    def name(self) -> str:
+        return self.target.rpartition(".")[2]
+
+
+@dataclass
+class Training:
+    # (the program's index, not the program: `_CACHE`'s entry for a program is let go with it
+    # only while its value does not refer to it)
+    index: ProjectIndex
+    launches: list = field(default_factory=list)
+    # id(event) -> its step on the walk (events of the `_ASKED` kinds the walk reaches)
+    steps: dict = field(default_factory=dict)
+    start_step: Optional[int] = None  # step of the first statement that certainly trains
+    # ((module, scope), span) from the start body down to the train event: in each scope, the
+    # statement during which training starts
+    chain: tuple = ()
+    worker_only: set = field(default_factory=set)  # scopes only DataLoader workers run
+    trains_in: set = field(default_factory=set)  # launch target scopes
+    # (module info, event) of the hand-offs to training launchers whose callable is not known
+    unknown_launches: list = field(default_factory=list)
+
+    def no_effect(self, info: ModuleInfo, scope: str, ev: Event, inherited: bool = False) -> Optional[str]:
+        """Why a flag set by `ev` (an event of the `_ASKED` kinds) has no effect on the
+        training, or None when it counts. `inherited`: the setting passes to processes
+        started later (an environment variable), so setting it in a launcher's parent counts."""
+        reason = self.elsewhere(info, scope, inherited)
+        if reason is not None:
+            return reason
+        branch = ev.data.get("branch")
+        if branch is not None and branch[2]:
+            # set in a branch that leaves the function (`if args.test_only: ...; return`)
+            # while the training starts further down that function: it never gets there
+            for ref, span in self.chain:
+                if ref == (info.module, scope) and span is not None and span[0] > branch[2]:
+                    return (
+                        f"set on {line_words(info, ev.line)} in a branch that leaves `{scope}` before training starts "
+                        f"({line_words(info, span[0])}), so it does not govern that training"
+                    )
+        hit = self.steps.get(id(ev))
+        if hit is not None and self.start_step is not None and hit[0] > self.start_step:
+            # the statement that trains, in the innermost body the flag and the training share
+            common = 0
+            while common < min(len(hit[1]), len(self.chain)) and hit[1][common] == self.chain[common][0]:
+                common += 1
+            frame = self.chain[max(common - 1, 0)]
+            return self._late(info, ev.line, frame[0][0], frame[1][0])
+        return None
+
+    def no_effect_at(self, info: ModuleInfo, scope: str, pos: tuple) -> Optional[str]:
+        """The same for a statement at `pos` that the walk does not number (a call)."""
+        reason = self.elsewhere(info, scope)
+        if reason is not None:
+            return reason
+        for ref, span in self.chain:
+            if ref == (info.module, scope) and span is not None and (span[0], span[1]) < pos:
+                return self._late(info, pos[0], ref[0], span[0])
+        return None
+
+    def _late(self, info: ModuleInfo, line: int, start_module: str, start: int) -> str:
+        started = line_words(self.index.modules.get(start_module, info), start)
+        return f"set on {line_words(info, line)}, after training starts ({started}), so it does not govern that training"
+
+    def elsewhere(self, info: ModuleInfo, scope: str, inherited: bool = False) -> Optional[str]:
+        """Why what `scope` sets does not reach the process that trains, or None."""
+        ref = (info.module, scope)
+        if ref in self.worker_only:
+            return (
+                f"set only in `{scope}`, which runs in DataLoader worker processes (`worker_init_fn`), "
+                "not in the process that trains"
+            )
+        if self.launches and not inherited and not self._in_launched(info, scope):
+            launch = self.launches[0]
+            return (
+                f"set only in the process that launches training: `{launch.name}` trains in new processes "
+                f"started by `{launch.event.data['api']}` (line {launch.event.line}), which do not run it"
+            )
+        return None
+
+    def _in_launched(self, info: ModuleInfo, scope: str) -> bool:
+        if (info.module, scope) in self.trains_in:
+            return True
+        return scope == MODULE_SCOPE and any(launch.runs == "module" for launch in self.launches)
+
+
+_CACHE: "weakref.WeakKeyDictionary[Program, Training]" = program_cache()
+
+
+def draw_launches(ctx: Context, program: Program) -> list:
+    """The hand-offs to process launchers (`mp.spawn`, submitit) of the program, whatever the
+    function they run does: where its draws happen when it trains nothing (an evaluation
+    spread over GPUs), which `training_of` does not follow."""
+    out = []
+    launchers = _launchers()
+    for info, _, ev in program.events("handoff"):
+        runs = launchers.get(ev.data["api"])
+        if runs is None or ev.data["target"] is None:
+            continue
+        for key in ctx.index.resolve(ev.data["target"], info):
+            out.append(Launch(info, ev, key, runs))
+    return out
+
+
+def training_of(ctx: Context, program: Program) -> Training:
+    hit = _CACHE.get(program)
+    if hit is None:
+        hit = _CACHE[program] = _analyse(ctx, program)
+    return hit
+
+
+def trains(ctx: Context, key: str) -> bool:
+    """Whether calling project function `key` does the model's work: it trains (`.backward()`,
+    an optimizer or a Trainer) or builds or runs a torch model (a launcher's job may train
+    through a library, `timm`'s loss scaler or a framework, that the index does not see)."""
+    cache = ctx.__dict__.setdefault("_trains", {})
+    hit = cache.get(key)
+    if hit is None:
+        index = ctx.index
+        hit = cache[key] = any(
+            ev.kind in ("train", "torchuse")
+            for mod, scope in index.reach([index.scope_of(key)], include_imports=False)
+            for ev in index.modules[mod].events.get(scope, ())
+        )
+    return hit
+
+
+def _analyse(ctx: Context, program: Program) -> Training:
+    index = ctx.index
+    out = Training(index)
+    launchers = _launchers()
+    for info, _, ev in program.events("handoff"):
+        if ev.data["api"] in launchers and ev.data["target"] is None:
+            out.unknown_launches.append((info, ev))
+    out.launches = [launch for launch in draw_launches(ctx, program) if trains(ctx, launch.target)]
+    entry = program.entry
+    if out.launches:
+        starts = [(entry, MODULE_SCOPE)] if any(la.runs == "module" for la in out.launches) else []
+        for launch in out.launches:
+            mod, scope = index.scope_of(launch.target)
+            starts.append((index.modules[mod], scope))
+        out.trains_in = {
+            ref for launch in out.launches for ref in index.reach([index.scope_of(launch.target)], include_imports=False)
+        }
+    else:
+        starts = [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE), *((entry, q) for q in entry.hydra_mains)]
+    # the scopes the walk reaches: needed only until the worker-only scopes are known (kept
+    # for every program of a large project, they were the largest part of its walks)
+    visited: set = set()
+    _walk(ctx, out, starts, visited)
+    if out.launches:
+        # the parent's own path is walked too: its scopes are not worker-only
+        _walk(ctx, out, [(entry, MODULE_SCOPE), (entry, MAIN_SCOPE)], visited, record=False)
+    workers = _worker_functions(ctx, program)
+    if workers:
+        reached = index.reach([index.scope_of(k) for k in workers], include_imports=False)
+        out.worker_only = {ref for ref in reached if ref not in visited}
+    return out
+
+
+def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
+    """A scope's events (of the kinds the walk keeps) and calls of project functions, in source order."""
+    items = [((ev.line, ev.col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
+    for call, keys in ctx.index.callees(info, scope):
+        if not is_reference(call):
+            items.append(((call[2], call[3]), 1, call, keys))
+    items.sort(key=lambda it: (it[0], it[1]))
+    return items
+
+
+def _walk(ctx: Context, out: Training, starts: list, visited: set, record: bool = True) -> None:
+    """Walk the program in execution order from `starts`, numbering the events it meets.
+
+    A call reaches the functions it may call, in order, each scope once. Training starts at
+    the first train event met on a certain path: through calls of one known function, not
+    a method name that fans out to several functions, nor a class whose protocol methods
+    (`forward`, `training_step`, ...) run later, in an order the walk cannot know."""
+    index = ctx.index
+    step = len(out.steps)
+    for info, scope in starts:
+        ref = (info.module, scope)
+        if ref in visited:
+            continue
+        visited.add(ref)
+        # frames: [module, items, position, certain, path, refs]; the path holds, from the
+        # start scope down, each scope and the span of the call in it that led further down;
+        # refs, the scopes alone (one tuple for all the events of a frame)
+        stack = [[info, _items(ctx, info, scope), 0, True, ((ref, None),), (ref,)]]
+        while stack:
+            frame = stack[-1]
+            finfo, items, pos, certain, path, refs = frame
+            if pos >= len(items):
+                stack.pop()
+                continue
+            frame[2] = pos + 1
+            _, kind, what, keys = items[pos]
+            if kind == 0:
+                if record and what.kind in _ASKED:
+                    out.steps[id(what)] = (step, refs)
+                step += 1
+                if record and out.start_step is None and certain and _starts_training(what):
+                    out.start_step = step - 1
+                    out.chain = path[:-1] + ((path[-1][0], (what.line, what.col, what.end_line, what.end_col)),)
+                continue
+            call = what
+            sure = certain and len(keys) == 1 and call[0] is not None and not _instantiates(index, call[0], keys[0])
+            here = path[:-1] + ((path[-1][0], tuple(call[2:6])),)
+            frames = []
+            for key in keys:
+                mod, sub = index.scope_of(key)
+                if (mod, sub) in visited:
+                    continue
+                visited.add((mod, sub))
+                sub_info = index.modules[mod]
+                frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),), refs + ((mod, sub),)])
+            stack.extend(reversed(frames))
+
+
+def _instantiates(index, target: str, key: str) -> bool:
+    """Whether a call of `target` that resolves to function `key` builds an instance (`key`
+    is then a protocol method of the class, not the function called)."""
+    if target.startswith("@"):
+        return False
+    owner, _, method = key.rpartition(".")
+    return owner in index.classes and not target.endswith("." + method)
+
+
+def _worker_functions(ctx: Context, program: Program) -> list[str]:
+    """Project functions the program's DataLoaders run in their workers (`worker_init_fn=`)."""
+    index = ctx.index
+    out: list[str] = []
+    for info, _, ev in program.events("loader"):
+        desc = ev.data.get("kws", {}).get("worker_init_fn")
+        if desc and desc[0] == "qual":
+            for key in index.resolve(desc[1], info):
+                if key not in out:
+                    out.append(key)
+    return out

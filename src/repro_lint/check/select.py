@@ -1,0 +1,68 @@
+"""Which findings a check shows: `--select`/`--ignore` and the configuration's, per-file
+ignores, and `# noqa` comments."""
+
+from __future__ import annotations
+
+
+from pathlib import Path
+from typing import Optional
+
+from repro_lint.core import catalog
+from repro_lint.discover.config import Config
+from repro_lint.core.findings import Finding
+from repro_lint.facts.model import ModuleInfo
+from repro_lint.discover.project import FolderResolver
+
+from repro_lint.check.files import display_rel
+from repro_lint.check.report import Report
+
+
+def noqa_view(info: ModuleInfo) -> ModuleInfo:
+    view = ModuleInfo(info.path, info.module, info.is_package)
+    view.digest = info.digest
+    view.noqa = info.noqa
+    view.file_noqa = info.file_noqa
+    view.file_noqa_set = info.file_noqa_set
+    return view
+
+
+def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
+    """`# noqa`, `# noqa: CODES` on the line, or `# repro-lint: noqa[: CODES]` for the file."""
+    if info is None:
+        return False
+    code = finding.code
+    if info.file_noqa_set:
+        if not info.file_noqa or any(code.startswith(c) for c in info.file_noqa):
+            return True
+    if finding.location.line in info.noqa:
+        codes = info.noqa[finding.location.line]
+        if codes is None or any(code.startswith(c) for c in codes):
+            return True
+    return False
+
+
+def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ignore=None) -> list[Finding]:
+    """Findings after selection, per-file ignores and suppression comments."""
+    eff = Config(
+        select=list(cli_select) if cli_select else cfg.select,
+        extend_select=list(cfg.extend_select) + list(cli_extend or []),
+        ignore=list(cfg.ignore) + list(cli_ignore or []),
+        per_file_ignores=cfg.per_file_ignores,
+    )
+    out = []
+    rels: dict[str, str] = {}
+    resolve = FolderResolver()
+    for f in report.findings:
+        rel = rels.get(f.location.path)
+        if rel is None:
+            rel = rels[f.location.path] = display_rel(Path(f.location.path), report.root, resolve)
+        if f.code != "RPL001" and not eff.enabled(f.code, rel):
+            continue
+        if f.code != "RPL001" and suppressed(f, report.infos.get(f.location.path)):
+            continue
+        out.append(f)
+    return out
+
+
+def known_codes() -> list[str]:
+    return list(catalog.rule_docs())

@@ -1,0 +1,1 @@
+"""The command line: `repro-lint` and its subcommands."""

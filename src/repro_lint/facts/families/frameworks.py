@@ -1,0 +1,134 @@
+"""The framework layer, extraction side (the data is `rules/catalog/frameworks.toml`).
+
+Three call hooks record what framework calls do for the program:
+- "runner" events: a call such as Lightning's `trainer.fit(...)` that runs the hooks of the
+  project's LightningModules; the index then reaches those hooks (`ProjectIndex.program`);
+- config factories: `hydra.utils.instantiate(...)` builds an object of a class named in a
+  config file, so the module that calls it may call methods of any class the configs name
+  (marked in `ModuleInfo.extra`, read by `ProjectIndex`);
+- "switch" events for determinism keywords of framework calls (`Trainer(benchmark=True)`,
+  `TrainingArguments(full_determinism=True)`, `set_seed(seed, deterministic=True)`), read
+  by the RPL4xx rules like any other switch.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Optional
+
+from repro_lint.core import catalog
+from repro_lint.facts.hooks import Family
+from repro_lint.facts.walker import extractor
+from repro_lint.facts.syntax import NOT_LITERAL, get_arg, literal
+
+# ModuleInfo.extra key (and summary): the module calls a config factory (`hydra.utils.instantiate`)
+FACTORY = "config_factory"
+
+
+@functools.lru_cache(maxsize=1)
+def keyword_switches() -> dict[str, list[dict]]:
+    """Qualified call name -> the keyword switch entries that apply to it."""
+    out: dict[str, list[dict]] = {}
+    for entry in catalog.load("frameworks")["keyword-switches"]:
+        for name in entry["calls"]:
+            out.setdefault(name, []).append(entry)
+    return out
+
+
+def _dotted(node: ast.AST) -> str:
+    """`self.trainer`, `L.Trainer` (for a call, its callee): the text a receiver hint is read from."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _imported_roots(ex: extractor.Extractor) -> frozenset:
+    """Top-level packages the module binds at module level (worked out once per file)."""
+    roots = ex.__dict__.get("_framework_roots")
+    if roots is None:
+        scope = ex.r.scope
+        while scope.parent is not None:
+            scope = scope.parent
+        roots = ex.__dict__["_framework_roots"] = frozenset(q.split(".", 1)[0] for q in scope.bindings.values() if q)
+    return roots
+
+
+def _runner_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    func = node.func
+    if type(func) is not ast.Attribute:
+        return
+    method = func.attr
+    hint_text: Optional[str] = None
+    for runner in ex.m.runners:
+        if method not in runner.methods:
+            continue
+        if qual is not None and qual.split(".", 1)[0] not in runner.packages:
+            continue  # a project function or another library's method of that name
+        if hint_text is None:
+            hint_text = _dotted(func.value).lower()
+        if runner.receiver_hint in hint_text or runner.packages & _imported_roots(ex):
+            ex.add("runner", node, framework=runner.framework, method=method)
+
+
+def _factory_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    if qual is not None and qual in ex.m.factories:
+        ex.info.extra[FACTORY] = True
+
+
+def _keyword_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    entries = keyword_switches().get(qual) if qual is not None else None
+    if not entries:
+        return
+    for entry in entries:
+        arg = get_arg(node, entry["position"], entry["keyword"])
+        if arg is None:
+            # left out: the settings stay as they were; the call is where a fix can switch them
+            if entry.get("fix") == "add" and not any(isinstance(a, ast.Starred) for a in node.args) and not any(
+                k.arg is None for k in node.keywords
+            ):
+                ex.add("switchable", node, api=qual, keyword=entry["keyword"], value=entry["deterministic"],
+                       sets=tuple(entry["sets"]), framework=entry["framework"])
+            continue
+        lit = literal(arg)
+        if lit is NOT_LITERAL:
+            value = None  # the user's choice
+        elif lit == entry["deterministic"]:
+            value = True
+        elif lit in entry["wrong"]:
+            value = False
+        else:
+            continue
+        ex.add(
+            "switch", node, api=qual, sets=tuple(entry["sets"]), value=value, warn_only=False,
+            keyword=entry["keyword"], value_span=ex.span(arg), framework=entry["framework"],
+        )
+
+
+@functools.lru_cache(maxsize=1)
+def _runner_names() -> frozenset:
+    return frozenset(m for r in catalog.load("frameworks")["runners"] for m in r["methods"])  # the keys
+
+
+@functools.lru_cache(maxsize=1)
+def _factory_names() -> frozenset:
+    return frozenset(q.rpartition(".")[2] for q in catalog.load("frameworks")["factories"]["calls"])
+
+
+@functools.lru_cache(maxsize=1)
+def _switch_names() -> frozenset:
+    return frozenset(q.rpartition(".")[2] for q in keyword_switches())
+
+
+FAMILY = Family(
+    order=20,
+    call_hooks=(_runner_call, _factory_call, _keyword_switch),
+    call_names={_runner_call: _runner_names, _factory_call: _factory_names, _keyword_switch: _switch_names},
+    summaries={FACTORY: lambda info: bool(info.extra.get(FACTORY))},
+)

@@ -1,0 +1,190 @@
+"""What the extraction walk records of assignments (part of `extract.Extractor`): the names
+a function binds (for resolution), what a drawn value is kept under (the idiom that draws a
+seed to seed with; a value that only picks a network port is no draw), objects stored in
+containers under a literal key, methods bound under another name, and the value each local
+name was last bound to, which hooks ask about (`receiver_root`). The assignment hooks of the
+rule families run after the core facts.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from repro_lint.facts.model import METHOD_ALIASES
+from repro_lint.facts.walker.calls import r_dotted
+from repro_lint.facts.walker.names import UNKNOWN
+from repro_lint.facts.syntax import NOT_LITERAL, literal
+
+_Name = ast.Name
+_Constant = ast.Constant
+_Attribute = ast.Attribute
+# ModuleInfo.extra key: objects built into a container under a literal key, by the position
+# of the building call: (container name, key) (calls of such items: `calls.ITEM_CALLS`)
+STORES = "stored_objects"
+# steps `receiver_root` follows through names, attributes and calls (a name bound to itself
+# ends there)
+_MAX_VALUE_STEPS = 16
+
+
+class AssignmentFacts:
+    def _bind_targets(self, target: ast.AST) -> None:
+        if self.func is None:
+            return  # module-level rebinding of names is left to the prebind pass
+        if type(target) is _Name:  # the commonest target: `for x in ...`, `with ... as f`
+            self.r.scope.bindings[target.id] = UNKNOWN  # type: ignore[attr-defined]
+            if self.local_values:
+                self.local_values.pop(target.id, None)  # type: ignore[attr-defined]
+            return
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                self.r.bind(sub.id, None)
+                self.local_values.pop(sub.id, None)
+
+    def _visit_assign(self, stmt: ast.stmt) -> None:
+        value = stmt.value  # type: ignore[attr-defined]
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
+        if value is not None:
+            if type(value) is ast.Call:
+                self.value_call = value
+            self._visit_header(value)
+        for target in targets:
+            self._visit_target(target, value, stmt)
+        for hook in self.assign_hooks:  # (`hooks.hook_set`)
+            hook(self, stmt)
+
+    def _visit_target(self, target: ast.AST, value: Optional[ast.AST], stmt: ast.stmt) -> None:
+        tt = type(target)
+        tv = type(value)
+        if tt is _Name:
+            if self.func is not None:
+                qual = self.r.qualify(value) if tv is _Name or tv is _Attribute else None
+                self.r.scope.bindings[target.id] = qual or UNKNOWN  # type: ignore[attr-defined]
+                if tv is _Constant or tv is ast.UnaryOp:  # what `literal` can read
+                    lit = literal(value)
+                    if lit is not NOT_LITERAL:
+                        self.info.extra.setdefault("local_constants", {}).setdefault(self.scope, {})[target.id] = lit  # type: ignore[attr-defined]
+            if tv is ast.Call:
+                qual = self.callee_of(value)  # type: ignore[arg-type]
+                if qual:
+                    if self.m.is_optimizer(qual):
+                        self.optimizer_names.add(target.id)  # type: ignore[attr-defined]
+                    elif qual.split(".", 1)[0] not in self.m.external_roots:
+                        self.call_results[target.id] = qual  # type: ignore[attr-defined]
+            elif self.call_results:
+                self.call_results.pop(target.id, None)  # type: ignore[attr-defined]
+            self.local_values[target.id] = value  # type: ignore[attr-defined, assignment]
+            if value is not None and tv is not _Name and tv is not _Constant:
+                events = self.info.events.get(self.scope)
+                if events and events[-1].line >= value.lineno:  # (most values record no event)
+                    self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                if tv is ast.Dict:  # `postprocessors = {"bbox": PostProcess()}`
+                    for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
+                        if type(v) is ast.Call and k is not None:
+                            self._stored(target, k, v)
+                    quals = self._callables_in(value)  # type: ignore[arg-type]
+                    if quals:
+                        self.local_registries[(self.scope, target.id)] = quals  # type: ignore[attr-defined]
+                        return
+            if self.local_registries:
+                self.local_registries.pop((self.scope, target.id), None)  # type: ignore[attr-defined]
+        elif isinstance(target, ast.Attribute):
+            if tv is _Attribute and self.func is not None and self.func.class_name is not None:
+                self._method_alias(target, value)  # type: ignore[arg-type]
+            if value is not None and tv is not _Name and tv is not _Constant:
+                dotted = r_dotted(target)
+                if dotted:
+                    self._mark_assigned(value, dotted)
+            qual = self.r.qualify(target)
+            if qual is None:
+                return
+            if qual in self.m.flags and not isinstance(stmt, ast.AugAssign):
+                lit = literal(value)
+                self.add("flag", target, name=qual, value=None if lit is NOT_LITERAL else lit, assign=self.span(stmt))
+        elif isinstance(target, ast.Subscript):
+            if tv is ast.Call:  # `postprocessors["segm"] = PostProcessSegm()`
+                self._stored(target.value, target.slice, value)  # type: ignore[arg-type]
+            qual = self.r.qualify(target.value)
+            if qual == "os.environ":
+                key = literal(target.slice)
+                if isinstance(key, str):
+                    if value is not None and self.m.is_network_destination(key):
+                        self._mark_assigned(value, key)
+                    lit = literal(value)
+                    self.add("env", target, var=key, value=None if lit is NOT_LITERAL else lit, how="item", value_span=self.span(value) if value is not None else None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._visit_target(elt, None, stmt)
+            if type(value) is ast.Call:  # `fig, ax = plt.subplots()`: parts of what it returned
+                for elt in target.elts:
+                    if type(elt) is _Name:
+                        self.local_values[elt.id] = value  # type: ignore[attr-defined]
+
+    def receiver_root(self, node: Optional[ast.AST]) -> Optional[str]:
+        """The top-level package whose call made the value of `node` (`np.arange(6).cumsum`,
+        `df["a"]` with `df = pd.DataFrame(...)`, `ax` with `fig, ax = plt.subplots()`: numpy,
+        pandas, matplotlib), as far as the scope shows; None when unknown (a parameter; a
+        project function's result gives its package's name)."""
+        for _ in range(_MAX_VALUE_STEPS):
+            t = type(node)
+            if t is ast.Call:
+                qual = self.callee_of(node)  # type: ignore[arg-type]
+                if qual:
+                    return qual.split(".", 1)[0]
+                node = node.func  # type: ignore[attr-defined]  (a method of a value: its owner)
+            elif t is _Attribute or t is ast.Subscript:
+                node = node.value  # type: ignore[attr-defined]
+            elif t is _Name:
+                node = self.local_values.get(node.id)  # type: ignore[attr-defined]
+            else:
+                return None
+        return None
+
+    def _method_alias(self, target: ast.Attribute, value: ast.Attribute) -> None:
+        """`self.train_dataloader = self._train_dataloader` in a method: the class's method bound
+        under another name, which is how a framework calls it (`framework_reach.hook_starts`)."""
+        params = self.func.params  # type: ignore[union-attr]
+        me = params[0] if params else None
+        recv, inner = target.value, value.value
+        if type(recv) is not _Name or type(inner) is not _Name or recv.id != me or inner.id != me:  # type: ignore[attr-defined]
+            return
+        cls_qual = self.scope.rpartition(".")[0]
+        cls = self.info.classes.get(cls_qual)
+        if cls is not None and value.attr in cls.methods and target.attr not in cls.methods:
+            self.info.extra.setdefault(METHOD_ALIASES, {}).setdefault(cls_qual, []).append((target.attr, value.attr))
+
+    def _stored(self, container: ast.AST, key: ast.AST, call: ast.Call) -> None:
+        """An object built by `call` kept under a literal key of a container: it runs (its
+        `forward`, `__call__`) where that container's item is called (see `item calls`)."""
+        name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None  # type: ignore[attr-defined]
+        key_value = literal(key)
+        if name and isinstance(key_value, str):
+            self.info.extra.setdefault(STORES, {})[(call.lineno, self.col(call.lineno, call.col_offset))] = (name, key_value)
+
+    def _mark_assigned(self, value: ast.AST, name: str) -> None:
+        """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
+        seed and then seeds with it; no draw for a port; a parameter's initial value."""
+        events = self.info.events.get(self.scope)
+        line = value.lineno  # type: ignore[attr-defined]
+        if not events or events[-1].line < line:
+            return  # no event in this statement's value
+        start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
+        end_line = value.end_lineno or line  # type: ignore[attr-defined]
+        end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
+        # a value that picks a port or address (`MASTER_PORT`, `args.dist_url`): its draws
+        # change no result, and are not draws of the program (catalog `network-destinations`)
+        network = self.m.is_network_destination(name)
+        # a parameter's initial value (`self.pos = nn.Parameter(torch.randn(n, d) * scale)`):
+        # what a program that loads saved parameters over it does not depend on
+        initial = type(value) is ast.Call and self.callee_of(value) in self.m.parameter_constructors  # type: ignore[arg-type]
+        for i in range(len(events) - 1, -1, -1):
+            ev = events[i]
+            if ev.line < line:
+                break  # events are recorded in statement order: the rest come before
+            if (ev.kind == "draw" or ev.kind == "gen") and start <= (ev.line, ev.col) <= end:
+                if network and ev.kind == "draw":
+                    del events[i]
+                    continue
+                ev.data["assigned"] = name
+                if initial and ev.kind == "draw":
+                    ev.data["initialises"] = True

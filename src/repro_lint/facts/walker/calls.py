@@ -1,0 +1,485 @@
+"""What the extraction walk records of each call (part of `extract.Extractor`).
+
+Every call of a project passes through `CallFacts._visit_call`: its callee is resolved, it is
+recorded for the call graph (or as a callback handed over), and calls of catalog APIs become
+events (draws, seeds, generators, determinism switches, environment variables) before the
+rule families' call hooks run. The methods read the walk's state (`self.r`, `self.scope`,
+`self.func`, ...) that `Extractor` keeps.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Any, Optional
+
+from repro_lint.facts.hooks import LITERAL_TYPES
+from repro_lint.facts.model import NAME_REF, REF_CALL, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
+
+_Name = ast.Name
+_Constant = ast.Constant
+_Attribute = ast.Attribute
+_NO_NAMES: frozenset = frozenset()
+_SELF_NAMES = ("self", "cls")
+_BUILTINS = frozenset(dir(builtins))
+# ModuleInfo.extra key: calls of items of a container: (scope, container name, key, line, no_grad)
+ITEM_CALLS = "item_calls"
+# ModuleInfo.extra key: objects seeded by a method after they are made: (owner, dotted name, method)
+RESEEDED = "reseeded"
+
+
+def reseed_owner(scope: str, fn: Any, dotted: str) -> str:
+    """Where an object kept under `dotted` lives, for `RESEEDED`: the class for `self.x` in
+    one of its methods, else the scope."""
+    return scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and dotted.startswith("self.") else scope
+
+
+def r_dotted(node: ast.AST) -> Optional[str]:
+    """`opt.seed`: the dotted text of a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while type(node) is _Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not _Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+class CallFacts:
+    def _seeding_base(self, bases: list[str]):
+        """The seeder spec of a base class whose construction seeds (`build`), if any."""
+        for base in bases:
+            spec = self.m.seeders.get(base)
+            if spec is not None and spec.build:
+                return spec
+        return None
+
+    @staticmethod
+    def _build_seed(spec) -> dict:
+        """A seed made by building a framework object: from the framework's default seed unless
+        the user gives one (which `seed_arguments` records), so not the user's intent."""
+        return dict(sources=spec.sources, api=spec.name, expr=None, names=_NO_NAMES, framework=True, heuristic=False, kwargs={}, intent=False)
+
+    # -- calls -------------------------------------------------------------------
+    def _visit_call(self, node: ast.Call) -> None:
+        # runs for every call of a project: name resolution, the call record and the hook
+        # dispatch are written out here rather than called
+        func = node.func
+        tf = type(func)
+        qual: Optional[str] = None
+        local = False  # a plain name bound in a function to something unknown (a variable)
+        if tf is _Name:
+            last: Optional[str] = func.id  # type: ignore[attr-defined]
+            scope = self.r.scope
+            while scope is not None:  # Scope.lookup, written out
+                qual = scope.bindings.get(last)  # type: ignore[arg-type]
+                if qual is not None:
+                    local = not qual
+                    qual = qual or None  # UNKNOWN shadows but resolves to nothing
+                    break
+                scope = scope.parent
+            if qual is None and not local and self.r.star_imports:
+                qual = self._star_catalog_qual(last)  # type: ignore[arg-type]
+        elif tf is _Attribute:
+            last = func.attr  # type: ignore[attr-defined]
+            base = func.value  # type: ignore[attr-defined]
+            if type(base) is _Name:  # `obj.method(...)`, the commonest call
+                name = base.id  # type: ignore[attr-defined]
+                scope = self.r.scope
+                while scope is not None:  # Scope.lookup, written out
+                    qual = scope.bindings.get(name)
+                    if qual is not None:
+                        qual = qual + "." + last if qual else None  # type: ignore[operator]
+                        break
+                    scope = scope.parent
+                else:  # an unbound name
+                    if self.r.star_imports:
+                        qual = self._star_catalog_qual(f"{name}.{last}")
+            elif type(base) is _Attribute:
+                qual = self.r.qualify(func)
+        else:
+            last = None
+            if tf is ast.Subscript:  # `postprocessors["segm"](...)`: an item of a container called
+                container = func.value  # type: ignore[attr-defined]
+                name = container.attr if type(container) is _Attribute else container.id if type(container) is _Name else None
+                key = literal(func.slice)  # type: ignore[attr-defined]
+                if name and isinstance(key, str):
+                    self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
+                self._registry_call(container, node)  # type: ignore[attr-defined]
+            elif tf is ast.Call:  # `get_dataset_fn(kind)(args)`: what the inner call returns is called
+                inner = self.r.qualify(func.func)  # type: ignore[attr-defined]
+                if inner and inner.split(".", 1)[0] not in self.m.external_roots:
+                    self.add_call(RETURNED + inner, None, node)
+        if node is self.value_call:
+            self.value_qual = qual
+        m = self.m
+        if qual is not None:
+            self._resolved_call(node, qual)
+            last = qual.rpartition(".")[2]
+        elif tf is _Attribute:
+            method = last
+            facts = m.method_facts.get(method)  # (one lookup: most methods are neither)
+            if facts is not None:
+                src, seeder = facts
+                if src is not None and get_arg(node, -1, "generator") is None:
+                    self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+                if seeder is not None:  # `fabric.seed_everything(seed)`
+                    self._seed_event(node, seeder, seeder.name)
+            if method in m.reseed_method_names and (node.args or node.keywords):
+                self._reseeded(func.value, method)  # type: ignore[attr-defined]
+            if method in m.train_methods:
+                self.add("train", node, what=method)
+                self._torch_use(node)
+            elif method == "step":
+                recv = func.value  # type: ignore[attr-defined]
+                name = recv.id if type(recv) is _Name else recv.attr if type(recv) is _Attribute else ""
+                if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
+                    self.add("train", node, what="step")
+            fn = self.func
+            recv = func.value  # type: ignore[attr-defined]
+            tr = type(recv)
+            # (only `self.m()`, `cls.m()` and `super().m()` in a method can name a class)
+            if fn is not None and fn.class_name is not None and (tr is _Name and recv.id in _SELF_NAMES or tr is ast.Call):  # type: ignore[attr-defined]
+                marker = self._receiver_class(recv)
+            else:
+                marker = None
+            if method == "__init__" and marker is not None and marker.startswith(SUPER_CALL):
+                cls = self.info.classes.get(marker[len(SUPER_CALL):])
+                build = self._seeding_base(cls.bases) if cls is not None else None
+                if build is not None:  # `super().__init__(...)` of transformers' Trainer seeds
+                    self.add("seed", node, **self._build_seed(build))
+            self.add_call(marker, method, node)
+        elif tf is _Name:
+            # an unbound plain name (a builtin, a star import or an undefined helper), or a
+            # variable: only the former can be a seeding helper the index does not know
+            if not local and m.looks_like_seeder(last):  # type: ignore[arg-type]
+                self._seed_candidate(node, last)  # type: ignore[arg-type]
+            self.add_call(None, last, node)
+        # functions handed over as arguments (callbacks) are reached too; literals that
+        # hooks ask for (`CALL_HOOK_LITERALS`) are looked for in the same loops
+        literals = self.hook_literals
+        passes = False
+        roots = m.external_roots
+        stars = self.r.star_imports
+        here = self.r.scope
+        for arg in node.args:
+            ta = type(arg)
+            if ta is _Name:
+                # `_maybe_ref` and `Scope.lookup`, written out: most are local variables
+                name = arg.id  # type: ignore[attr-defined]
+                scope = here
+                while scope is not None:
+                    ref = scope.bindings.get(name)
+                    if ref is not None:
+                        ref = ref or None
+                        break
+                    scope = scope.parent
+                if ref is not None and ref.split(".", 1)[0] not in roots:
+                    self.add_call(ref, REF_CALL, arg)
+                elif stars and ref is None:
+                    self._star_ref(arg)
+            elif ta is _Attribute:
+                self._maybe_ref(arg)
+            elif ta is _Constant and not passes:
+                v = arg.value  # type: ignore[attr-defined]
+                passes = v.__class__ in LITERAL_TYPES and v in literals
+        for kw in node.keywords:
+            v = kw.value
+            ta = type(v)
+            if ta is _Name:
+                ref = self.r.scope.lookup(v.id)
+                if ref is not None and ref.split(".", 1)[0] not in roots:
+                    self.add_call(ref, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL, v)
+                elif stars and ref is None:
+                    self._star_ref(v)
+            elif ta is _Attribute:
+                if not self._maybe_ref(v, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL) and kw.arg in m.callback_keywords:
+                    self._method_ref(v)
+            elif ta is _Constant and not passes:
+                c = v.value  # type: ignore[attr-defined]
+                passes = c.__class__ in LITERAL_TYPES and c in literals
+        if passes:
+            hooks = self.hooks_for.get(last, self.hooks_any)  # type: ignore[arg-type]
+        else:
+            hooks = self.hooks_for_plain.get(last, self.hooks_any_plain)  # type: ignore[arg-type]
+        for hook in hooks:
+            hook(self, node, qual)
+
+    def _star_catalog_qual(self, dotted: str) -> Optional[str]:
+        """`randrange` after `from random import *` (`random.randrange`), `random.rand` after
+        `from numpy import *`: an unbound name that a star import of a library brings, when
+        the catalog knows what it names (the last star import wins, as in Python)."""
+        m = self.m
+        for module in reversed(self.r.star_imports):
+            qual = f"{module}.{dotted}"
+            if qual in m.catalog_names or m.draw_source(qual) is not None:
+                return qual
+        return None
+
+    def _reseeded(self, recv: ast.AST, method: str) -> None:
+        """`self.rng.seed(seed)`: the object under that name is seeded here (RPL102 leaves a
+        generator made unseeded and kept there alone). Kept by owner: the class for `self.x`
+        in a method, else the scope."""
+        dotted = r_dotted(recv)
+        if dotted is not None:
+            self.info.extra.setdefault(RESEEDED, []).append((reseed_owner(self.scope, self.func, dotted), dotted, method))
+
+    def _receiver_class(self, recv: ast.AST) -> Optional[str]:
+        """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the
+        class, so that the index looks `m` up in the class hierarchy instead of matching
+        every project function called `m`."""
+        fn = self.func
+        if fn is None or fn.class_name is None:
+            return None
+        if type(recv) is ast.Name:
+            if not fn.params or recv.id != fn.params[0] or recv.id not in ("self", "cls"):
+                return None
+            kind = SELF_CALL
+        elif type(recv) is ast.Call and type(recv.func) is ast.Name and recv.func.id == "super":
+            kind = SUPER_CALL
+        else:
+            return None
+        return kind + self.scope.rpartition(".")[0]
+
+    def _maybe_ref(self, arg: ast.AST, how: str = REF_CALL) -> bool:
+        """A name or attribute passed as an argument (the caller checked the type); False
+        when it does not resolve."""
+        qual = self.r.qualify(arg)
+        if qual and qual.split(".", 1)[0] not in self.m.external_roots:
+            self.add_call(qual, how, arg)
+        return qual is not None
+
+    def _star_ref(self, arg: ast.Name) -> None:
+        """A name no scope binds handed over in a module with `from m import *`: maybe a
+        function of `m` (`model.apply(weights_init_normal)`), which the index looks up."""
+        if arg.id not in _BUILTINS and self.r.is_unbound(arg.id):
+            self.add_call(NAME_REF, arg.id, arg)
+
+    def _method_ref(self, arg: ast.Attribute) -> None:
+        """A method of an object handed over as a callback (`collate_fn=self.collate`)."""
+        marker = self._receiver_class(arg.value)
+        if marker is not None:
+            if marker.startswith(SUPER_CALL):
+                return
+            self.add_call(SELF_REF + marker.partition(":")[2], arg.attr, arg)
+        else:
+            self.add_call(NAME_REF, arg.attr, arg)
+
+    def _resolved_call(self, node: ast.Call, qual: str) -> None:
+        m = self.m
+        root = qual.split(".", 1)[0]
+        if root not in m.catalog_roots and qual not in m.catalog_names:
+            # the common case: a project, standard-library or unknown callee
+            if root in m.external_roots:
+                return
+            if m.looks_like_seeder(qual):
+                self._seed_candidate(node, qual)
+            self.add_call(qual, None, node)
+            return
+        spec = m.seeders.get(qual)
+        if spec is not None and spec.seed_keyword:
+            # seeds only with the seed the keyword gives (its default draws a new seed each run)
+            arg = get_arg(node, -1, spec.seed_keyword)
+            if arg is not None and literal(arg) not in (True, False, None):
+                names, attrs = _names_in(node)
+                self.add(
+                    "seed", node, sources=spec.sources, api=qual, expr=self.text_of(arg), names=names, attrs=attrs,
+                    framework=True, heuristic=False, kwargs={},
+                )
+            elif arg is None and not has_kwargs(node):
+                # where RPL101's fix gives it the seed (the framework's way, spec "Fixes" 6)
+                self.add("seedable", node, api=qual, keyword=spec.seed_keyword, sources=spec.sources)
+        elif spec is not None and spec.build:
+            self.add("seed", node, **self._build_seed(spec))
+        elif spec is not None:
+            if self._seed_event(node, spec, qual):
+                self._switch(node, qual)
+            return
+        src = m.draw_source(qual)
+        if src is not None:
+            if get_arg(node, -1, "generator") is None:
+                # `callee` and `npos` (positional arguments, -1 with a `*args`): for fixes that
+                # call another function with the same arguments (numpy's Generator fix)
+                npos = -1 if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)
+                self.add("draw", node, source=src, api=qual, assigned=None, callee=self.span(node.func), npos=npos)
+            if qual.startswith(m.uses_torch_prefixes):
+                self._torch_use(node)
+            return
+        src = m.draw_classes.get(qual)
+        if src is not None:
+            self.add("draw", node, source=src, api=qual, assigned=None)
+            self._torch_use(node)
+            return
+        src = m.shuffling_loaders.get(qual)
+        if src is not None:
+            shuffle = get_arg(node, 2, "shuffle")
+            if (
+                shuffle is not None and literal(shuffle) not in (False, None, 0) and get_arg(node, -1, "generator") is None
+                and _sampler_may_be_none(get_arg(node, 3, "sampler"), shuffle)
+                and _sampler_may_be_none(get_arg(node, 4, "batch_sampler"), shuffle)
+            ):
+                self.add("draw", node, source=src, api=qual, assigned=None)
+            return
+        gen = m.generators.get(qual)
+        if gen is not None:
+            if not gen.nested_only:
+                self._generator(node, qual, gen)
+            return
+        if qual in m.switches:
+            self._switch(node, qual)
+            return
+        if qual in m.trainers:
+            self.add("train", node, what="trainer")
+            if qual in m.trainer_flag["classes"]:
+                kw = m.trainer_flag["keyword"]
+                value: Any = "missing"
+                if has_kwargs(node):
+                    value = "unknown"
+                arg = get_arg(node, -1, kw)
+                if arg is not None:
+                    lit = literal(arg)
+                    value = None if lit is NOT_LITERAL else lit
+                self.add("trainer", node, api=qual, deterministic=value)
+            return
+        if m.is_optimizer(qual):
+            self.add("train", node, what="optimizer")
+            self._torch_use(node)
+            return
+        if qual.startswith(m.uses_torch_prefixes):
+            self._torch_use(node)
+        if qual in ("os.environ.setdefault", "os.environ.update", "os.putenv"):
+            self._env_call(node, qual)
+            return
+        keyword = m.seed_arguments.get(qual)
+        if keyword is not None:
+            if get_arg(node, -1, keyword) is not None:
+                self.add("intent", node, api=qual, keyword=keyword)
+            return
+        if root in m.external_roots:
+            return
+        if m.looks_like_seeder(qual):
+            self._seed_candidate(node, qual)
+        self.add_call(qual, None, node)
+
+    def _seed_event(self, node: ast.Call, spec, api: str) -> bool:
+        """The "seed" event of a call of the seeder `spec`; False for a call that reseeds from
+        entropy (no argument where one is needed)."""
+        if spec.requires_arg and not node.args and not node.keywords:
+            return False
+        if spec.seed_from_keyword:  # (None: the helper's own default seed)
+            first = next((k.value for k in node.keywords if k.arg == spec.seed_from_keyword), None)
+        else:
+            first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+        names, attrs = _names_in(node)
+        kws = {k.arg: literal(k.value) for k in node.keywords if k.arg}
+        self.add(
+            "seed", node, sources=spec.sources, api=api, expr=self.text_of(first) if first is not None else None,
+            names=names, attrs=attrs, framework=spec.framework, heuristic=False,
+            kwargs={k: v for k, v in kws.items() if v is not NOT_LITERAL},
+        )
+        return True
+
+    def _seed_candidate(self, node: ast.Call, target: str) -> None:
+        if not node.args and not node.keywords and node is not self.stmt_call:
+            return  # `seed = worker_seed()`, `return get_seed() + epoch`: a seed read, not set
+        first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
+        names, attrs = _names_in(node)
+        self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names, attrs=attrs)
+
+    def _torch_use(self, node: ast.AST) -> None:
+        if self.scope not in self.torch_used_scopes:
+            self.torch_used_scopes.add(self.scope)
+            self.add("torchuse", node)
+
+    def _generator(self, node: ast.Call, qual: str, gen) -> None:
+        if has_kwargs(node) or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if gen.bit_generator_arg >= 0:
+            bit = get_arg(node, gen.bit_generator_arg, "bit_generator")
+            if not isinstance(bit, ast.Call):
+                return
+            bq = self.r.qualify(bit.func)
+            bspec = self.m.generators.get(bq or "")
+            if bspec is None:
+                return
+            seed = get_arg(bit, bspec.seed_arg, bspec.seed_kw)
+            target_call = bit
+        else:
+            seed = get_arg(node, gen.seed_arg, gen.seed_kw)
+            target_call = node
+        if seed is not None and literal(seed) is not None:
+            return
+        self.add("gen", node, api=qual, call=self.span(target_call), seed_none=seed is not None)
+
+    def _switch(self, node: ast.Call, qual: str) -> None:
+        spec = self.m.switches.get(qual)
+        if spec is None:
+            return
+        value: Any = True
+        if "arg" in spec:
+            arg = get_arg(node, spec["arg"], spec["kw"])
+            lit = literal(arg) if arg is not None else NOT_LITERAL
+            if arg is None:
+                value = None
+            elif lit is NOT_LITERAL:
+                value = None
+            elif qual == "torch.set_deterministic_debug_mode":
+                value = lit not in (0, "default")
+            else:
+                value = bool(lit)
+        warn = get_arg(node, 1, "warn_only")
+        warn_lit = literal(warn) if warn is not None else False
+        self.add("switch", node, api=qual, sets=tuple(spec["sets"]), value=value, warn_only=None if warn_lit is NOT_LITERAL else bool(warn_lit))
+
+    def _env_call(self, node: ast.Call, qual: str) -> None:
+        if qual == "os.environ.update":
+            for arg in node.args:
+                if isinstance(arg, ast.Dict):
+                    for k, v in zip(arg.keys, arg.values):
+                        key = literal(k) if k is not None else None
+                        if isinstance(key, str):
+                            lit = literal(v)
+                            self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="update", value_span=self.span(v))
+            for kw in node.keywords:
+                if kw.arg:
+                    lit = literal(kw.value)
+                    self.add("env", node, var=kw.arg, value=None if lit is NOT_LITERAL else lit, how="update", value_span=self.span(kw.value))
+            return
+        key_node = node.args[0] if node.args else None
+        key = literal(key_node) if key_node is not None else None
+        if isinstance(key, str):
+            val = node.args[1] if len(node.args) > 1 else None
+            lit = literal(val) if val is not None else None
+            self.add("env", node, var=key, value=None if lit is NOT_LITERAL else lit, how="setdefault" if qual.endswith("setdefault") else "putenv", value_span=self.span(val) if val is not None else None)
+
+
+def _names_in(call: ast.Call) -> tuple[frozenset, frozenset]:
+    """The names a call's arguments read, and the dotted attribute chains (`opt.seed`)."""
+    names = set()
+    dotted = set()
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for n in ast.walk(arg):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                chain = r_dotted(n)
+                if chain:
+                    dotted.add(chain)
+    return frozenset(names), frozenset(dotted) if dotted else _NO_NAMES
+
+
+def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
+    """Whether a loader's `sampler=` may leave the order to `shuffle` (the loader then draws
+    it): none given, a literal None, a conditional with a None branch, or the expression that
+    `shuffle` tests for None (`shuffle=(sampler is None), sampler=sampler`)."""
+    if sampler is None or literal(sampler) is None:
+        return True
+    if isinstance(sampler, ast.IfExp):
+        return _sampler_may_be_none(sampler.body, shuffle) or _sampler_may_be_none(sampler.orelse, shuffle)
+    if isinstance(shuffle, ast.Compare) and len(shuffle.ops) == 1 and isinstance(shuffle.ops[0], ast.Is):
+        sides = (shuffle.left, shuffle.comparators[0])
+        text = ast.dump(sampler)
+        return any(literal(a) is None and ast.dump(b) == text for a, b in (sides, sides[::-1]))
+    return False

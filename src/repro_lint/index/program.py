@@ -1,0 +1,148 @@
+"""A program: an entry point with the project code it reaches (made by `ProjectIndex.program`),
+and what happens in it: its events by kind, the sources it seeds and draws, its intent."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Iterator, Optional
+
+from repro_lint.facts.model import Event, ModuleInfo
+
+if TYPE_CHECKING:
+    from repro_lint.index.project_index import ProjectIndex, ScopeRef
+
+
+def _event_order(ev: Event) -> tuple[int, int]:
+    return (ev.line, ev.col)
+
+
+class Program:
+    """An entry point with the project code it reaches."""
+
+    def __init__(self, index: ProjectIndex, entry: ModuleInfo, scopes: list[ScopeRef]) -> None:
+        self.index = index
+        self.entry = entry
+        self.scopes = scopes
+        # numbers of the scopes (in `scopes` order) that have events, when the index made the program
+        self._event_ids: Optional[list[int]] = None
+        self._seeds: Optional[dict] = None
+        self._draws: Optional[dict] = None
+        # framework hooks the program reaches because a framework runs them (`trainer.fit`)
+        self.hook_starts: tuple[ScopeRef, ...] = ()
+
+    @functools.cached_property
+    def scope_set(self) -> set[ScopeRef]:
+        # built on first use: a program can reach tens of thousands of scopes
+        return set(self.scopes)
+
+    def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
+        """The events of the reached scopes in reach order (of the given kinds, or all)."""
+        modules = self.index.modules
+        if self._event_ids is None:
+            for mod, scope in self.scopes:
+                info = modules[mod]
+                for ev in info.events.get(scope, ()):
+                    if not kinds or ev.kind in kinds:
+                        yield info, scope, ev
+            return
+        # each reached scope's events are looked at only for the kinds it has: programs
+        # of a large project share most of their scopes, and each rule asks for one kind
+        refs = self.index._refs
+        by_kind = self.index._events_by_kind()
+        kind_groups = self.index.kind_groups
+        for i in self._event_ids:
+            groups = by_kind[i]
+            if groups is None:
+                groups = kind_groups(i)
+            if not kinds:
+                hits = [ev for evs in groups.values() for ev in evs]
+                hits.sort(key=_event_order)
+            elif len(kinds) == 1:
+                hits = groups.get(kinds[0])
+                if not hits:
+                    continue
+            else:
+                hits = [ev for k in kinds for ev in groups.get(k, ())]
+                if not hits:
+                    continue
+                if len(hits) > 1:
+                    hits.sort(key=_event_order)
+            mod, scope = refs[i]  # type: ignore[index]
+            info = modules[mod]
+            for ev in hits:
+                yield info, scope, ev
+
+    def seeds(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
+        # computed once per program: several rules ask (callers must not change it)
+        if self._seeds is None:
+            out: dict[str, list] = {}
+            for info, scope, ev in self.events("seed", "seedcand"):
+                for src in self.index.seed_sources(info, ev):
+                    out.setdefault(src, []).append((info, scope, ev))
+            self._seeds = out
+        return self._seeds
+
+    def let_go(self) -> None:
+        """Forget the seeds and draws worked out (asked again, they are worked out again)."""
+        self._seeds = None
+        self._draws = None
+
+    def draws(self) -> dict[str, list[tuple[ModuleInfo, str, Event]]]:
+        if self._draws is None:
+            out: dict[str, list] = {}
+            for info, scope, ev in self.events("draw"):
+                out.setdefault(ev.data["source"], []).append((info, scope, ev))
+            self._draws = out
+        return self._draws
+
+    def has_intent(self) -> bool:
+        """Seeds something or sets a determinism flag towards determinism. (A framework that
+        seeds from its own default seed shows no intent; the user's seed given to it does.)"""
+        if any(ev.data.get("intent", True) for occs in self.seeds().values() for _, _, ev in occs):
+            return True
+        m = self.index.m
+        for _, _, ev in self.events("flag", "switch", "trainer", "env", "intent"):
+            if ev.kind == "intent":
+                return True
+            if ev.kind == "flag":
+                spec = m.flags.get(ev.data["name"], {})
+                if ev.data["value"] is None or ev.data["value"] == spec.get("deterministic"):
+                    return True
+            elif ev.kind == "switch":
+                if ev.data["value"] is not False:
+                    return True
+            elif ev.kind == "trainer":
+                if ev.data["deterministic"] not in (False, "missing"):
+                    return True
+            elif ev.kind == "env" and ev.data["var"] == m.cublas["variable"]:
+                return True
+        return False
+
+    def uses_torch(self) -> bool:
+        for _ in self.events("torchuse"):
+            return True
+        for mod, scope in self.scopes:
+            info = self.index.modules[mod]
+            fn = info.functions.get(scope)
+            if fn is not None and fn.class_name is not None:
+                cls_key = f"{info.module}.{scope.rpartition('.')[0]}" if info.module else scope.rpartition(".")[0]
+                if self.index.is_module_class(cls_key):
+                    return True
+        return False
+
+    def calls_method(self, names: "frozenset[str]") -> bool:
+        """Whether a reached scope calls a method of one of `names` (on any object)."""
+        calling = self.index.scopes_calling(names)
+        for mod, scope in self.scopes:
+            hit = calling(mod)
+            if hit and scope in hit:
+                return True
+        return False
+
+    def calls_in_entry(self) -> Iterator[tuple[str, tuple, tuple[str, ...]]]:
+        """Calls made by the entry module's reached scopes, with their project callees."""
+        for mod, scope in self.scopes:
+            if mod != self.entry.module:
+                continue
+            for call, keys in self.index.callees(self.entry, scope):
+                yield scope, call, keys

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import torch  # noqa: E402
 
-from repro_lint import catalog  # noqa: E402
+from repro_lint.core import catalog  # noqa: E402
 from repro_lint.probe.frames import UserCode  # noqa: E402
 from repro_lint.probe.recorder import Recorder  # noqa: E402
 from repro_lint.probe.predict import prediction_table  # noqa: E402

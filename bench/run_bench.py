@@ -122,9 +122,10 @@ def lint_cmd(corpus: Path, *extra: str) -> list[str]:
 def corpus_files(corpus: Path) -> list[Path]:
     """The files repro-lint checks, found by its own discovery (both sides see the same set)."""
     sys.path.insert(0, str(SRC))
-    from repro_lint.config import find_config, load_config
-    from repro_lint.engine import collect_files, known_codes
-    from repro_lint.matchers import get_matchers
+    from repro_lint.discover.config import find_config, load_config
+    from repro_lint.check.files import collect_files
+    from repro_lint.check.select import known_codes
+    from repro_lint.facts.matchers import get_matchers
 
     cfg = load_config(find_config(corpus), known_codes(), get_matchers().sources)
     _, targets = collect_files([corpus], cfg, corpus)

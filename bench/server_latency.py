@@ -74,15 +74,17 @@ class ColdCheck:
 
     def __init__(self, corpus: Path) -> None:
         sys.path.insert(0, str(SRC))
-        from repro_lint.config import Config
-        from repro_lint.engine import project_facts
+        from repro_lint.discover.config import Config
+        from repro_lint.check.api import project_facts
 
         self.root = corpus
         self.cfg = Config()
         self.infos = project_facts([corpus], self.cfg, corpus)
 
     def findings(self, paths: dict, texts: dict) -> set:
-        from repro_lint.engine import check_facts, extract_source, select, Report
+        from repro_lint.check.api import check_facts, extract_source
+        from repro_lint.check.report import Report
+        from repro_lint.check.select import select
 
         for which, path in paths.items():
             self.infos[str(path.resolve())] = extract_source(path, texts[which].encode(), self.cfg, self.root)

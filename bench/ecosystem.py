@@ -49,7 +49,7 @@ ROOT = HERE.parent
 SRC = ROOT / "src"
 sys.path.insert(0, str(HERE))
 
-from repos import Entry, ensure, read_list, select  # noqa: E402
+from repos import Entry, ensure, read_list, select  # noqa: E402  (beside this script)
 
 TEST_PATH = re.compile(r"(^|/)tests/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 # line numbers a message quotes ("seeded on line 12", "lines 3, 5", "data.py:40")
@@ -68,7 +68,7 @@ def normalise(message: str) -> str:
 def baseline_src(rev: str, dest: Path) -> Path:
     """This repository's `src/` and `rules/` at `rev`, written under `dest`; its `src`."""
     dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src", "rules"], capture_output=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src", "rules"], capture_output=True, check=False)
     if archive.returncode != 0:
         raise SystemExit(f"ecosystem: cannot read {rev!r}: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
@@ -93,7 +93,7 @@ def check_version(src: Path) -> None:
         "except ImportError:\n"  # a layout without this function: the package path must do
         "    print('')\n"
     )
-    r = subprocess.run([sys.executable, "-c", probe], env=_env(src), capture_output=True, text=True, cwd=tempfile.gettempdir())
+    r = subprocess.run([sys.executable, "-c", probe], env=_env(src), capture_output=True, text=True, cwd=tempfile.gettempdir(), check=False)
     if r.returncode != 0:
         raise SystemExit(f"ecosystem: repro-lint from {src} does not import:\n{r.stderr[-2000:]}")
     package, rules = (r.stdout.splitlines() + ["", ""])[:2]
@@ -110,7 +110,7 @@ def run_check(src: Path, tree: Path, target: str, jobs: int | None, timeout: flo
         cmd += ["--jobs", str(jobs)]
     start = time.perf_counter()
     try:
-        r = subprocess.run(cmd, cwd=tree, env=_env(src), capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, cwd=tree, env=_env(src), capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"status": f"timed out after {timeout:.0f} s", "seconds": timeout, "findings": [], "errors": [], "files": 0}
     seconds = time.perf_counter() - start
@@ -122,8 +122,7 @@ def run_check(src: Path, tree: Path, target: str, jobs: int | None, timeout: flo
     findings = []
     for f in report.get("findings", []):
         path = f["path"].replace(os.sep, "/")
-        if path.startswith("./"):
-            path = path[2:]
+        path = path.removeprefix("./")
         if target != ".":
             path = f"{target.rstrip('/')}/{path}" if not path.startswith(target.rstrip("/") + "/") else path
         findings.append({"path": path, "line": f["start"]["line"], "column": f["start"]["column"], "code": f["code"], "message": f["message"]})
@@ -170,7 +169,7 @@ def compare(old: list[dict], new: list[dict]) -> tuple[list[dict], list[dict]]:
         n = min(len(rest[0]), len(rest[1]))
         removed += rest[0][n:]
         added += rest[1][n:]
-    order = lambda f: (f["path"], f["line"], f["code"])  # noqa: E731
+    order = lambda f: (f["path"], f["line"], f["code"])
     return sorted(added, key=order), sorted(removed, key=order)
 
 
@@ -236,7 +235,7 @@ def source_line(tree: Path, f: dict) -> str:
 # -- reporting ----------------------------------------------------------------------------
 def _table(heads: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"  # noqa: E731
+    line = lambda cells: "| " + " | ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))) + " |"
     sep = "|" + "|".join("-" * (w + 2) if i < 2 else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
     return "\n".join([line(heads), sep, *(line(r) for r in rows)])
 

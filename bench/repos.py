@@ -52,7 +52,7 @@ def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
     if not git.is_dir():
         return f"no mirror at {git}"
     base = ["git", f"--git-dir={git}"]
-    listing = subprocess.run([*base, "ls-tree", "-r", "-l", entry.commit], capture_output=True, text=True)
+    listing = subprocess.run([*base, "ls-tree", "-r", "-l", entry.commit], capture_output=True, text=True, check=False)
     if listing.returncode != 0:
         return f"commit {entry.commit[:12]} not in the mirror"
     wanted = []
@@ -62,7 +62,7 @@ def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
         if len(parts) == 4 and parts[1] == "blob" and path.endswith(KEEP_SUFFIXES) and parts[3].isdigit() and int(parts[3]) <= KEEP_MAX_BYTES:
             wanted.append(path)
     batch = subprocess.run(
-        [*base, "cat-file", "--batch"], input="".join(f"{entry.commit}:{p}\n" for p in wanted).encode(), capture_output=True,
+        [*base, "cat-file", "--batch"], input="".join(f"{entry.commit}:{p}\n" for p in wanted).encode(), capture_output=True, check=False,
     )
     data = batch.stdout
     pos = 0

@@ -8,6 +8,7 @@ missing one is written from a bare mirror `MIRRORS/OWNER+REPO/repo` at the liste
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -56,11 +57,14 @@ def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
     if listing.returncode != 0:
         return f"commit {entry.commit[:12]} not in the mirror"
     wanted = []
+    links = set()
     for row in listing.stdout.splitlines():
         meta, _, path = row.partition("\t")
         parts = meta.split()
         if len(parts) == 4 and parts[1] == "blob" and path.endswith(KEEP_SUFFIXES) and parts[3].isdigit() and int(parts[3]) <= KEEP_MAX_BYTES:
             wanted.append(path)
+            if parts[0] == "120000":  # a symbolic link: its blob is the target path
+                links.add(path)
     batch = subprocess.run(
         [*base, "cat-file", "--batch"], input="".join(f"{entry.commit}:{p}\n" for p in wanted).encode(), capture_output=True, check=False,
     )
@@ -75,7 +79,12 @@ def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
         size = int(header[2])
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data[pos:pos + size])
+        content = data[pos:pos + size]
+        if path in links:
+            # a checkout has the link, not a file holding its target (which would not parse)
+            os.symlink(os.fsdecode(content), target)
+        else:
+            target.write_bytes(content)
         pos += size + 1
     return ""
 

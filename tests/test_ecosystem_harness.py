@@ -155,3 +155,30 @@ def test_counts_added_removed_and_test_files_match_the_tool(tmp_path):
     assert removed_total == 1 and tests_total >= 2
     md = (out / "ecosystem.md").read_text()
     assert "### removed (1)" in md and "index_add" in md
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_extraction_from_a_mirror_keeps_symbolic_links(tmp_path):
+    # speechbrain's recipes link to shared `*_prepare.py` files: written as files holding the
+    # target path, each would be a syntax error that a checkout does not have
+    work = tmp_path / "work"
+    (work / "recipes" / "a").mkdir(parents=True)
+    (work / "recipes" / "prepare.py").write_text("X = 1\n")
+    os.symlink("../prepare.py", work / "recipes" / "a" / "prepare.py")
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo")], check=True)
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"r  o/r  {commit}\n")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--repos", str(tmp_path / "repos"), "--mirrors", str(mirrors),
+                        "--list", str(listing), "--out", str(out)], capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    link = tmp_path / "repos" / "r" / "recipes" / "a" / "prepare.py"
+    assert link.is_symlink() and os.readlink(link) == "../prepare.py" and link.read_text() == "X = 1\n"
+    rules = json.loads((out / "ecosystem.json").read_text())["results"][0]["rules"]
+    assert "RPL001" not in rules

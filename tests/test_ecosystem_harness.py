@@ -60,7 +60,7 @@ FILES = {
         if __name__ == "__main__":
             print(np.random.rand())
     """,
-    "beta/helpers_test.py": """\
+    "beta/io_test.py": """\
         import os
 
         os.environ.setdefault("PYTHONHASHSEED", "1")

@@ -60,8 +60,9 @@ sys.path.insert(0, str(SRC))
 
 from repro_lint.fix.style import style_for  # noqa: E402  (the project's line length, as fixes read it)
 
-KEEP_SUFFIXES = (".py", ".toml", ".cfg", ".ini", ".flake8", ".yaml", ".yml", ".txt")
-KEEP_MAX_BYTES = 2_000_000  # data files are not needed to review code
+sys.path.insert(0, str(HERE))  # beside this script, also when it is loaded by path (tests)
+from repos import Entry, extract, read_list  # noqa: E402
+
 SEEDING_CALLS = frozenset({
     "seed", "manual_seed", "manual_seed_all", "set_seed", "seed_everything", "seed_all", "init_seeds",
     "fix_seed", "set_random_seed", "setup_seed", "random_seed", "seed_torch", "set_seeds",
@@ -74,14 +75,6 @@ COLUMNS = (
     ("not_applied", "not-applied"),
 )
 MUST_BE_ZERO = ("import_time", "seed_user", "seed_all", "tests", "i001", "e501", "fmt", "second_fix", "compile")
-
-
-@dataclass
-class Entry:
-    name: str
-    repo: str
-    commit: str
-    subdir: str = ""
 
 
 @dataclass
@@ -106,50 +99,6 @@ class Result:
 
     def note(self, column: str, text: str) -> None:
         self.where.setdefault(column, []).append(text)
-
-
-def read_list(path: Path) -> list[Entry]:
-    out = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        line = raw.split("#", 1)[0].split()
-        if len(line) >= 3:
-            out.append(Entry(line[0], line[1], line[2], line[3] if len(line) > 3 else ""))
-    return out
-
-
-# -- getting the repositories -------------------------------------------------------------
-def extract(entry: Entry, mirrors: Path, dest: Path) -> str:
-    """Write the source and configuration files of the listed commit under `dest`."""
-    git = mirrors / entry.repo.replace("/", "+") / "repo"
-    if not git.is_dir():
-        return f"no mirror at {git}"
-    base = ["git", f"--git-dir={git}"]
-    listing = subprocess.run([*base, "ls-tree", "-r", "-l", entry.commit], capture_output=True, text=True)
-    if listing.returncode != 0:
-        return f"commit {entry.commit[:12]} not in the mirror"
-    wanted = []
-    for row in listing.stdout.splitlines():
-        meta, _, path = row.partition("\t")
-        parts = meta.split()
-        if len(parts) == 4 and parts[1] == "blob" and path.endswith(KEEP_SUFFIXES) and parts[3].isdigit() and int(parts[3]) <= KEEP_MAX_BYTES:
-            wanted.append(path)
-    batch = subprocess.run(
-        [*base, "cat-file", "--batch"], input="".join(f"{entry.commit}:{p}\n" for p in wanted).encode(), capture_output=True,
-    )
-    data = batch.stdout
-    pos = 0
-    for path in wanted:
-        end = data.index(b"\n", pos)
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) < 3 or header[-1] == b"missing":
-            continue
-        size = int(header[2])
-        target = dest / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data[pos:pos + size])
-        pos += size + 1
-    return ""
 
 
 # -- running the tools ------------------------------------------------------------------------

@@ -88,10 +88,13 @@ def check_version(src: Path) -> None:
         "import repro_lint, sys\n"
         "print(repro_lint.__file__)\n"
         "try:\n"
-        "    from repro_lint.catalog import rules_dir\n"
-        "    print(rules_dir())\n"
-        "except ImportError:\n"  # a layout without this function: the package path must do
-        "    print('')\n"
+        "    from repro_lint.core.catalog import rules_dir\n"
+        "except ImportError:\n"
+        "    try:\n"  # the layout before the package tree was the pipeline
+        "        from repro_lint.catalog import rules_dir\n"
+        "    except ImportError:\n"  # a layout without this function: the package path must do
+        "        rules_dir = lambda: ''\n"
+        "print(rules_dir())\n"
     )
     r = subprocess.run([sys.executable, "-c", probe], env=_env(src), capture_output=True, text=True, cwd=tempfile.gettempdir(), check=False)
     if r.returncode != 0:

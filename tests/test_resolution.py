@@ -105,14 +105,21 @@ def test_entry_points_and_libraries_with_self_tests():
     assert names == ["script", "trainer"]
 
 
-def test_unresolved_method_calls_reach_every_project_method_of_that_name():
+def test_unresolved_method_calls_reach_project_methods_of_that_name_but_library_names():
+    # an object of unknown type (a parameter): a method name that library objects do not
+    # commonly have reaches the project methods of that name; `sample` (a distribution's, a
+    # sampler's) reaches none by its name alone
     info = facts(
         """
         import numpy as np
+        import torch
         class A:
-            def sample(self):
+            def jitter(self):
                 return np.random.rand(1)
+            def sample(self):
+                return torch.rand(1)
         def main(obj):
+            obj.jitter()
             obj.sample()
         if __name__ == "__main__":
             main(None)
@@ -120,8 +127,45 @@ def test_unresolved_method_calls_reach_every_project_method_of_that_name():
     )
     index = ProjectIndex([info], get_matchers())
     program = index.program(index.entry_points()[0])
-    assert ("m", "A.sample") in program.scope_set
+    assert ("m", "A.jitter") in program.scope_set
+    assert ("m", "A.sample") not in program.scope_set
     assert set(program.draws()) == {"numpy"}
+
+
+def test_methods_of_objects_a_call_made_are_looked_up_in_what_made_them():
+    # `x.to()` of a tensor reaches no project `to`; of a project object, its class's
+    info = facts(
+        """
+        import torch
+        class EMA:
+            def to(self, device):
+                torch.manual_seed(0)
+                return self
+        class Buffer:
+            def get(self, n):
+                return torch.rand(n)
+        def make():
+            return EMA()
+        def main(cfg):
+            torch.zeros(2).to("cpu")
+            cfg.get("lr")
+            {"a": 1}.get("a")
+            b = Buffer()
+            b.get(3)
+        def other():
+            e = make()
+            e.to("cpu")
+        if __name__ == "__main__":
+            main({})
+            other()
+        """
+    )
+    index = ProjectIndex([info], get_matchers())
+    main = {keys for _, keys in index.callees(info, "main")}
+    assert main == {("m.Buffer.get",)}
+    assert ("m.EMA.to",) in {keys for _, keys in index.callees(info, "other")}
+    program = index.program(index.entry_points()[0])
+    assert program.draws() and "torch" in program.seeds()
 
 
 def test_hydra_target_lines_are_reached(tmp_path):
@@ -162,14 +206,14 @@ def test_resolved_calls_memoised_compactly_read_the_same_every_time():
         import utils
         from utils import draw
         class Model:
-            def step(self):
+            def update_weights(self):
                 return self.helper()
             def helper(self):
                 return draw()
         def main(model):
             utils.seed()
             draw()
-            model.step()
+            model.update_weights()
             utils.nothing()
             print("no project function")
         if __name__ == "__main__":
@@ -179,18 +223,19 @@ def test_resolved_calls_memoised_compactly_read_the_same_every_time():
     )
     index = ProjectIndex([utils, train], get_matchers())
     first = list(index.callees(train, "main"))
-    assert [keys for _, keys in first] == [("utils.seed",), ("utils.draw",), ("train.Model.step",), ("utils.nothing",)]
+    assert [keys for _, keys in first] == [("utils.seed",), ("utils.draw",), ("train.Model.update_weights",), ("utils.nothing",)]
     assert [call[2] for call, _ in first] == [10, 11, 12, 13]
     assert list(index.callees(train, "main")) == first  # asked again: from the memo
     assert index.callee_row(train, "main") == tuple(x for pair in first for x in pair)
-    assert list(index.callees(train, "Model.step")) == [(index.callee_row(train, "Model.step")[0], ("train.Model.helper",))]
+    assert list(index.callees(train, "Model.update_weights")) == [(index.callee_row(train, "Model.update_weights")[0], ("train.Model.helper",))]
     assert list(index.callees(train, MODULE_SCOPE)) == []
     assert index.resolve("utils.draw", train) == ("utils.draw",)
     assert index.resolve("utils.draw", train) is index.resolve("utils.draw", train)
     assert index.resolve("utils.missing", train) == ()
     assert index.resolve("utils.seed", train) == ("utils.seed",)
-    assert index.method_targets("step", train) == ("train.Model.step",)
-    assert index.method_targets("step", train) == ("train.Model.step",)
+    assert index.method_targets("update_weights", train) == ("train.Model.update_weights",)
+    assert index.method_targets("update_weights", train) == ("train.Model.update_weights",)
+    assert index.method_targets("step", train) == ()  # an optimizer's: never by its name alone
     assert index.effects("utils.draw").draws == {"python"}
     assert index.effects("train.Model.helper") is index.effects("utils.draw")
     assert index.effects("utils.nothing") is index.effects("utils.also_nothing")

@@ -42,7 +42,8 @@ def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
 
 
 def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ignore=None) -> list[Finding]:
-    """Findings after selection, per-file ignores and suppression comments."""
+    """Findings after selection, per-file ignores and suppression comments; findings in test
+    files only with `check-tests`."""
     eff = Config(
         select=list(cli_select) if cli_select else cfg.select,
         extend_select=list(cfg.extend_select) + list(cli_extend or []),
@@ -56,9 +57,12 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
         rel = rels.get(f.location.path)
         if rel is None:
             rel = rels[f.location.path] = display_rel(Path(f.location.path), report.root, resolve)
+        info = report.infos.get(f.location.path)
+        if not cfg.check_tests and info is not None and info.is_test:
+            continue
         if f.code != "RPL001" and not eff.enabled(f.code, rel):
             continue
-        if f.code != "RPL001" and suppressed(f, report.infos.get(f.location.path)):
+        if f.code != "RPL001" and suppressed(f, info):
             continue
         out.append(f)
     return out

@@ -47,6 +47,8 @@ def check_parser() -> argparse.ArgumentParser:
     p.add_argument("--whole-program", action="store_true",
                    help="report wherever the named files can change findings: in them, in the modules that import them "
                    "and in the programs that reach them (a named configuration file: the whole project)")
+    p.add_argument("--check-tests", action="store_true",
+                   help="also report findings in test files (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)")
     p.add_argument("--stdin-filename", type=Path, help="the path of the source read from stdin (with `-`)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write .repro_lint_cache/")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default and maximum: number of cores)")
@@ -171,6 +173,8 @@ def run_check_command(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"repro-lint: error: {exc}", file=sys.stderr)
         return 2
+    if args.check_tests:
+        cfg.check_tests = True
     # more processes than cores only add memory: --jobs is capped at the cores this process may use
     jobs = min(args.jobs or usable_cores(), usable_cores())
 

@@ -33,6 +33,7 @@ _KEYS: dict[str, tuple] = {
     "rng-consumers": (dict,),
     "target-torch-version": (str,),
     "numpy-fix": (str,),
+    "check-tests": (bool,),
 }
 # What RPL101's fix does for numpy (see README, "With ruff"): seed the legacy global
 # generator, or, where the program allows it, draw from a seeded `Generator` instead.
@@ -54,6 +55,8 @@ class Config:
     rng_consumers: dict[str, str] = field(default_factory=dict)
     target_torch_version: Optional[str] = None
     numpy_fix: str = "seed"
+    # findings in test files (`tests/`, `test_*.py`, ...) are shown only when asked for
+    check_tests: bool = False
 
     def settings(self) -> dict[str, Any]:
         """What rules may read (and what result caches are keyed on)."""

@@ -62,7 +62,9 @@ class Matchers:
         frameworks = catalog.load("frameworks")
         self.sources: tuple[str, ...] = tuple(rng["sources"])
         self.network_destinations: frozenset[str] = frozenset(rng.get("network-destinations", ()))
+        self.network_destinations |= frozenset(rng.get("naming-destinations", ()))
         self._network_suffixes = tuple("_" + n for n in sorted(self.network_destinations))
+        self.naming_sinks = frozenset(rng.get("naming-sinks", ()))
         self.parameter_constructors: frozenset[str] = frozenset(rng.get("parameter-constructors", ()))
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
@@ -119,9 +121,15 @@ class Matchers:
         self.reseed_methods: dict[str, str] = {g["name"]: g["reseed-method"] for g in rng["generators"] if "reseed-method" in g}
         self.reseed_method_names = frozenset(self.reseed_methods.values())
         self.known_packages = frozenset(rng["known-packages"])
+        local = rng.get("local-state", {})
+        self.local_contexts = frozenset(local.get("contexts", ()))
+        self.local_words = tuple(local.get("words", ()))
+        self.state_saves = {q: src for src, quals in local.get("save", {}).items() for q in quals}
+        self.state_restores = {q: src for src, quals in local.get("restore", {}).items() for q in quals}
         self.seed_name = re.compile(rng["seed-name-pattern"], re.IGNORECASE)
         self._seeder_names: dict[str, bool] = {}
         self.config_calls = frozenset(prog["config-calls"])
+        self.config_builders = tuple(prog.get("config-builders", ()))
         self.hydra_main = frozenset(prog["hydra-main"])
         self.optimizer_prefixes = tuple(prog["optimizer-prefixes"])
         self.optimizer_exclude = tuple(prog["optimizer-exclude"])
@@ -129,15 +137,26 @@ class Matchers:
         self.train_methods = frozenset(prog["train-methods"])
         self.optimizer_hints = tuple(prog["optimizer-name-hints"])
         self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
+        self.other_frameworks = frozenset(prog.get("other-frameworks", ()))
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])
         self.building_methods = frozenset(prog.get("building-methods", ()))
+        self.building_order = tuple(m for m in self.instance_methods if m in self.building_methods)
         self.calling_methods = frozenset(prog.get("calling-methods", ()))
+        # what runs of an instance handed over (to a DataLoader, a Trainer, a wrapper): the
+        # protocol but the building methods, in catalog order
+        self.handed_methods = tuple(m for m in self.instance_methods if m not in self.building_methods)
+        self.calling_order = tuple(m for m in self.instance_methods if m in self.calling_methods)
+        self.library_methods = frozenset(prog.get("library-method-names", ()))
+        self.inference_functions = re.compile(prog.get("inference-function-pattern", "(?!)"), re.IGNORECASE)
         self.callback_keywords = frozenset(prog["callback-keywords"])
+        self.non_calling = frozenset(prog.get("non-calling", ()))
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))
         self.exit_calls = frozenset(prog.get("exit-calls", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
+        # methods rules ask about by name, on any object (a library's too)
+        self.asked_methods = self.checkpoint_methods | self.eval_methods
         self.flags: dict[str, dict] = {f["name"]: f for f in flags["flags"]}
         self.switches: dict[str, dict] = {s["name"]: s for s in flags["switches"]}
         self.trainer_flag = frameworks["trainer"]
@@ -158,6 +177,9 @@ class Matchers:
             name: item["keyword"] for item in frameworks["seed-arguments"] for name in item["calls"]
         }
         self.cublas = flags["cublas"]
+        cudnn = flags.get("cudnn-ops", {})
+        self.cudnn_calls = frozenset(cudnn.get("calls", ()))
+        self.cudnn_prefixes = tuple(cudnn.get("prefixes", ()))
         self.hashseed_var = flags["hashseed"]["variable"]
         # Top-level names that are never project modules: calls into them are not call-graph edges.
         self.external_roots = stdlib_module_names() | self.known_packages | {"builtins"}
@@ -166,9 +188,9 @@ class Matchers:
         self.catalog_names = frozenset(
             [*self.seeders, *self.draw_functions, *self.draw_classes, *self.shuffling_loaders, *self.generators,
              *self.switches, *self.trainers, *self.trainer_flag["classes"], *self.seed_arguments,
-             "os.environ.setdefault", "os.environ.update", "os.putenv"]
+             "os.environ.setdefault", "os.environ.update", "os.putenv", *self.cudnn_calls]
         )
-        prefixes = [p for p, _ in self.draw_prefixes] + [*self.optimizer_prefixes, *self.uses_torch_prefixes]
+        prefixes = [p for p, _ in self.draw_prefixes] + [*self.optimizer_prefixes, *self.uses_torch_prefixes, *self.cudnn_prefixes]
         self.catalog_roots = frozenset(p.split(".", 1)[0] for p in prefixes)
 
     def draw_source(self, qual: str) -> str | None:
@@ -185,7 +207,8 @@ class Matchers:
 
     def is_network_destination(self, name: str) -> bool:
         """Whether a value kept under `name` (a variable, `args.dist_url`, an environment key)
-        picks a port or address for the run's processes (catalog `network-destinations`)."""
+        picks a port or address for the run's processes, or only names or times something
+        (catalog `network-destinations`, `naming-destinations`)."""
         last = name.rpartition(".")[2].lower()
         return last in self.network_destinations or last.endswith(self._network_suffixes)
 

@@ -14,6 +14,10 @@ from repro_lint.facts.hooks import registry
 
 MODULE_SCOPE = "<module>"
 MAIN_SCOPE = "<main>"
+# The scope an import is recorded with when only type checkers run it (`if TYPE_CHECKING:`,
+# a lazy module's `if TYPE_CHECKING or SLOW_IMPORT:`): its names are bound for resolution,
+# but importing the module runs nothing of it
+TYPING_SCOPE = "<typing>"
 # Call targets recorded for `self.m()` / `cls.m()` and `super().m()` in a method: the
 # marker followed by the class's qualified name within its module.
 SELF_CALL = "@self:"
@@ -30,11 +34,17 @@ NAME_REF = "@ref"
 # attribute): reached too, but it runs in the loader's worker processes, so what it seeds or
 # draws is not the caller's (`FunctionEffects` leaves it out).
 REF_WORKER = "@ref:worker"
+# The method field of a function a module's top level hands to another function, followed by
+# that function's qualified name (`register("crop", random_crop)`): reached only where that
+# function is not the project's (a project function keeps it to call later, by key or never)
+REF_HANDED = "@ref:to:"
 
 
 def is_reference(call: tuple) -> bool:
     """Whether a recorded call hands a function over instead of calling it."""
-    return call[1] == REF_CALL or call[1] == REF_WORKER or call[0] is not None and call[0].startswith(NAME_REF)
+    method = call[1]
+    target = call[0]
+    return method is not None and method[:4] == REF_CALL or target is not None and (target.startswith(NAME_REF) or target.startswith(HANDED))
 
 
 class Event:
@@ -305,6 +315,11 @@ CORE_SUMMARIES[REGISTRIES] = lambda info: info.extra.get(REGISTRIES, {})
 # recorded with the `RETURNED` marker) may call any of them
 RETURNS = "returns"
 CORE_SUMMARIES[RETURNS] = lambda info: info.extra.get(RETURNS, {})
+# ModuleInfo.extra key: per function scope, the callees whose result it returns (`return
+# Net(cfg)`, `model = build(cfg); return model`): the object a call of it gives is one they
+# made (`INSTANCE` calls are looked up there)
+RETURNS_MADE = "returns_made"
+CORE_SUMMARIES[RETURNS_MADE] = lambda info: info.extra.get(RETURNS_MADE, {})
 # ModuleInfo.extra key: the hook gates a file was walked light by (`hooks.HookGate`)
 LIGHT_HOOKS = "light_hooks"
 CORE_SUMMARIES[LIGHT_HOOKS] = lambda info: info.extra.get(LIGHT_HOOKS, ())
@@ -322,6 +337,18 @@ def summaries() -> dict[str, Callable[[ModuleInfo], Any]]:
 
 # Call target marker: `RETURNED + "<qualified callee>"` for a call of a call's result
 RETURNED = "@returned:"
+# Call target marker: `INSTANCE + "<qualified callee>"` for a method of (or a call of) an
+# object that a call of that callee made (`net = Net(); net.to(d)`, `net(x)`): the index
+# looks the method up in what the callee builds or returns, not by its name alone
+INSTANCE = "@inst:"
+# Call target marker of a method of an object a library made (`net.load_state_dict(...)` of a
+# `torch.nn` module): it reaches no project function; only the methods rules ask about by
+# name (`checkpoint-methods`, `eval-methods`) are recorded so
+LIBRARY = "@library"
+# Call target marker: `HANDED + "<qualified callee>"` for an object a call of that callee made,
+# handed over as an argument (`DataLoader(ds)` after `ds = Shapes()`): whoever it is handed to
+# may run its protocol (the method field names one); reached, but run later, not there
+HANDED = "@handed:"
 
 
 # -- bodies kept marshalled in memory (a large project's cold check) ----------------------

@@ -32,10 +32,13 @@ _CACHE: "weakref.WeakKeyDictionary[Program, frozenset]" = weakref.WeakKeyDiction
 
 
 def grad_scopes(index: "ProjectIndex", program: "Program") -> frozenset:
-    """The scopes of `program` that can run with gradients enabled."""
+    """The scopes of `program` on the path of its training forward: they can run with
+    gradients enabled, and no evaluation or inference function (by its name, catalog
+    `inference-function-pattern`) is on the way there. None for a program that never trains
+    (no backward pass, optimizer step or framework fit): nothing it runs has a backward."""
     hit = _CACHE.get(program)
     if hit is None:
-        hit = _CACHE[program] = frozenset(_walk(index, program))
+        hit = _CACHE[program] = frozenset(_walk(index, program)) if index.trains(program.scopes) else frozenset()
     return hit
 
 
@@ -63,8 +66,10 @@ def _walk(index: "ProjectIndex", program: "Program") -> set:
         mod, scope = ref
         info = index.modules[mod]
         fn = info.functions.get(scope)
-        if fn is not None and fn.no_grad:
-            continue  # decorated with no_grad/inference_mode: nothing runs with gradients here
+        if fn is not None and (fn.no_grad or index.m.inference_functions.search(fn.name)):
+            # decorated with no_grad/inference_mode, or evaluation or inference by its name:
+            # no gradient of the training flows here
+            continue
         grad.add(ref)
         spans = info.extra.get(NO_GRAD_SPANS, {}).get(scope, ())
         stores = info.extra.get(STORES, {})
@@ -77,7 +82,7 @@ def _walk(index: "ProjectIndex", program: "Program") -> set:
         for s, name, key, line, no_grad in info.extra.get(ITEM_CALLS, ()):
             if s == scope and not no_grad and not any(a <= line <= b for a, b in spans):
                 for cls in by_key.get((name, key), ()):
-                    reach(index.class_methods(cls))
+                    reach(index.class_methods(cls, index.m.calling_order))
         if fn is not None and scope in info.hydra_mains:
             reach(index.hydra_targets(info, fn))
     return grad

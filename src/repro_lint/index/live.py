@@ -31,7 +31,7 @@ from typing import Iterable, Optional
 from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index.project_index import ProjectIndex, ScopeRef
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, RETURNS, STAR_IMPORTS, ModuleInfo
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, RETURNS, STAR_IMPORTS, ModuleInfo, TYPING_SCOPE
 
 
 class RebuildNeeded(Exception):
@@ -449,7 +449,8 @@ class LiveIndex(ProjectIndex):
         self._set_star_imports(new)
         targets: set[str] = set()
         for imp in new.imports:
-            targets.update(self.import_targets(imp[0], new))
+            if imp[5] != TYPING_SCOPE:  # (only type checkers import it)
+                targets.update(self.import_targets(imp[0], new))
         before = set(self.imports_of.get(name, ()))
         self.imports_of[name] = tuple(targets) if targets else ()
         for mod in before - targets:

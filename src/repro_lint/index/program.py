@@ -119,6 +119,9 @@ class Program:
         return False
 
     def uses_torch(self) -> bool:
+        roots = {imp[0].partition(".")[0] for imp in self.entry.imports}
+        if roots & self.index.m.other_frameworks and "torch" not in roots:
+            return False  # a JAX or TensorFlow script: its model is not torch's
         for _ in self.events("torchuse"):
             return True
         for mod, scope in self.scopes:
@@ -128,6 +131,13 @@ class Program:
                 cls_key = f"{info.module}.{scope.rpartition('.')[0]}" if info.module else scope.rpartition(".")[0]
                 if self.index.is_module_class(cls_key):
                     return True
+        return False
+
+    def uses_cudnn(self) -> bool:
+        """Whether the program reaches something cuDNN runs (a convolution, a recurrent layer:
+        `cudnn-ops` in flags.toml): the cuDNN flags govern nothing else."""
+        for _ in self.events("cudnn"):
+            return True
         return False
 
     def calls_method(self, names: "frozenset[str]") -> bool:

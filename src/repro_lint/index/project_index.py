@@ -13,7 +13,7 @@ from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index import hydra_configs
 from repro_lint.index.effects import Effects, FunctionEffects
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REGISTRIES, RETURNED, RETURNS, STAR_IMPORTS, FunctionInfo, ModuleInfo
+from repro_lint.facts.model import HANDED, INSTANCE, LIBRARY, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, TYPING_SCOPE, FunctionInfo, ModuleInfo
 from repro_lint.index.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
@@ -91,6 +91,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             self._set_star_imports(info)
             targets: set[str] = set()
             for imp in info.imports:  # (`import_targets`, written out: every import of a project)
+                if imp[5] == TYPING_SCOPE:
+                    continue  # only type checkers import it
                 mod = self.module_of(imp[0], info)
                 if mod is not None:
                     targets.add(mod)
@@ -333,12 +335,17 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 out.append(base)
         return out
 
-    def class_methods(self, key: str) -> list[str]:
+    def class_methods(self, key: str, names: Optional[Iterable[str]] = None) -> list[str]:
+        """The methods that run when an instance of the class is built (catalog
+        `building-methods`: `__init__`, `__post_init__`), along its bases; or those of
+        `names`. The rest of its protocol runs where the instance is used: called
+        (`net(x)`), handed over (`DataLoader(ds)`), iterated."""
+        wanted = self.m.building_order if names is None else tuple(names)
         methods = []
         for cls_key in self.class_bases(key):
             if cls_key not in self.classes:
                 continue
-            for name in self.m.instance_methods:
+            for name in wanted:
                 fkey = f"{cls_key}.{name}"
                 if fkey in self.functions:
                     methods.append(fkey)
@@ -396,6 +403,9 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 keys = resolved.get(target)
                 if keys is None:
                     keys = self.resolve(target, info)
+                how = call[1]
+                if keys and how is not None and how[:8] == REF_HANDED and self.resolve(how[8:], info):
+                    keys = ()  # handed at import time to a project function that keeps it
             if keys:
                 out.append(call)
                 out.append(keys)
@@ -418,6 +428,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         functions called `m` in the modules the calling module imports, directly or not: an
         object's class is defined in a module that was loaded, and matching every function
         of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
+        if marker == LIBRARY:
+            return ()  # a library object's method
         per = self._method_cache.get(info.module)
         if per is None:
             per = self._method_cache[info.module] = {}
@@ -426,6 +438,12 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             hit = per.get(key)
             if hit is None:
                 hit = per[key] = self._returned_by(marker[len(RETURNED):], info)
+            return hit
+        if marker is not None and (marker.startswith(INSTANCE) or marker.startswith(HANDED)):
+            key = (method, marker)
+            hit = per.get(key)
+            if hit is None:
+                hit = per[key] = self._instance_method(marker.partition(":")[2], method, info)
             return hit
         stars = self.star_imports.get(info.module) if self.star_imports and (marker is None or marker == NAME_REF) else None
         if method not in self.by_name and not stars:
@@ -441,7 +459,10 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             cls_key = f"{info.module}.{cls}" if info.module else cls
             out = self._class_lookup(cls_key, method, kind == "@super")
         else:
-            out = self._visible_named(method, self.visible_modules(info.module)) if method in self.by_name else ()
+            # by its name alone only a name library objects do not commonly have (`x.to()`,
+            # `cfg.get()` on an object of unknown type are most likely a tensor's, a dict's)
+            named = method in self.by_name and method not in self.m.library_methods
+            out = self._visible_named(method, self.visible_modules(info.module)) if named else ()
             if stars:
                 # an unbound name of a module with `from m import *` is m's name, if m has it
                 # (a class called gives its protocol methods)
@@ -452,6 +473,48 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                         break
         per[key] = out
         return out
+
+    def _instance_method(self, qual: str, method: str, info: ModuleInfo, depth: int = 0) -> tuple[str, ...]:
+        """The project functions `method` of an object that a call of `qual` made may be: the
+        class's own (or inherited) method for a project class; for a project function, the
+        method of what it returns (`return Net(cfg)`, followed a few calls deep), else any
+        project method of that name the module sees (but names library objects commonly
+        have); for a config factory's object (`hydra.utils.instantiate`), any method of that
+        name the module sees. Nothing for an object a library made."""
+        if qual in self.m.factories:
+            # what the configs name (`_target_:`): a method of theirs, or of that name the module sees
+            configured = [k for k in self._configured() if k.rpartition(".")[0] in self.classes]
+            own = [m for k in dict.fromkeys(k.rpartition(".")[0] for k in configured) for m in self._own_method(k, method)]
+            if own or method in self.m.instance_methods:
+                return tuple(dict.fromkeys(own))
+            return self._visible_named(method, self.visible_modules(info.module)) if method in self.by_name else ()
+        cls = self.class_key(qual, info)
+        if cls is not None:
+            return self._own_method(cls, method)
+        keys = self.resolve(qual, info)
+        if not keys:
+            return ()
+        out: list[str] = []
+        known = False  # what the functions return is known
+        for key in keys:
+            mod, scope = self.scope_of(key)
+            minfo = self.modules[mod]
+            for made in minfo.summary(RETURNS_MADE).get(scope, ()):
+                if depth < self._REEXPORT_DEPTH:
+                    known = True
+                    out.extend(self._instance_method(made, method, minfo, depth + 1))
+        if not known and method in self.by_name and method not in self.m.library_methods and method not in self.m.instance_methods:
+            # (a protocol method, `__getitem__`, is every class's: never by its name alone)
+            out.extend(self._visible_named(method, self.visible_modules(info.module)))
+        return tuple(dict.fromkeys(out))
+
+    def _own_method(self, cls_key: str, method: str) -> tuple[str, ...]:
+        """The method `method` of an instance of exactly this class: its own or the first
+        definition along its bases."""
+        for c in self.class_bases(cls_key):
+            if c in self.classes and f"{c}.{method}" in self.functions:
+                return (f"{c}.{method}",)
+        return ()
 
     def _returned_by(self, qual: str, info: ModuleInfo) -> tuple[str, ...]:
         """The project functions that the functions `qual` names return by name; for a

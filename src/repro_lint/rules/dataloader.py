@@ -1,9 +1,7 @@
 """RPL3xx: data loading (RPL301 dataloader-without-generator, RPL302 dataloader-without-worker-init-fn).
 
-The rules resolve the value descriptions that `facts/families/dataloader.py` records at extraction
-(its docstring lists them) against those facts and the project index: a project subclass of
-DataLoader in another file, or `args.workers` whose literal default is declared further down
-the file, is only known once every file has been read.
+What a module's loaders are (the descriptions `facts/families/dataloader.py` records, resolved
+against every file's facts and the project index) is `analysis/loaders.py`.
 """
 
 from __future__ import annotations
@@ -11,295 +9,17 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Sequence
 
+from repro_lint.core import catalog
 from repro_lint.core.findings import Finding, Fix, Related
 from repro_lint.core.edits import AddKeyword, EnsureFunction
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
+from repro_lint.facts.model import ModuleInfo
 from repro_lint.analysis.context import Context, location, sentences, unfixed
 from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
-from repro_lint.facts.families import dataloader_gate  # noqa: F401  (which files are walked without the loader hooks)
-from repro_lint.facts.families.dataloader import FACTS, INITIAL_SEED, MAX_DEPTH, loader_catalog
+from repro_lint.analysis.torch_target import reseeds_workers
+from repro_lint.facts.families.dataloader import INITIAL_SEED, loader_catalog
+from repro_lint.analysis.loaders import LoaderCall, LoaderResolver, LoaderTarget, given, loader_calls, workers_of
 from repro_lint.analysis.messages import MAX_RELATED
-
-
-# =====================================================================================
-# Resolution (rule time)
-# =====================================================================================
-class _Target:
-    """What a call builds: a DataLoader, or a call that draws a random order or split."""
-
-    __slots__ = ("kind", "api", "params", "fixable", "pre_args", "pre_kws", "kwargs_known")
-
-    def __init__(self, kind: str, api: str, params: Optional[tuple], fixable: Optional[frozenset] = None) -> None:
-        self.kind = kind  # "loader" or "random"
-        self.api = api
-        self.params = params  # positional parameter names; None when positions are unknown
-        self.fixable = fixable  # keywords the callee accepts; None means any
-        self.pre_args: tuple = ()
-        self.pre_kws: dict = {}
-        self.kwargs_known = True
-
-
-class _Resolver:
-    """Resolves value and target descriptions of one module against the facts and index."""
-
-    def __init__(self, ctx: Context, info: ModuleInfo) -> None:
-        self.ctx = ctx
-        self.index = ctx.index
-        self.info = info
-        self.facts = info.extra.get(FACTS) or {"names": {}, "self": {}, "argparse": {}, "classattr": {}, "held": {}, "initial_seed": []}
-
-    # -- literal values ------------------------------------------------------------
-    def values(self, desc: tuple, depth: int = 0) -> Optional[set]:
-        """The possible literal values of a description, or None when unknown."""
-        if depth > MAX_DEPTH:
-            return None
-        kind = desc[0]
-        if kind == "lit":
-            return {desc[1]}
-        if kind == "any":
-            out: set = set()
-            for d in desc[1]:
-                sub = self.values(d, depth + 1)
-                if sub is None:
-                    return None
-                out |= sub
-            return out
-        bindings = self._bindings(desc)
-        if not bindings:
-            return self._foreign_constant(desc)
-        return self.values(("any", tuple(bindings)), depth + 1)
-
-    def _bindings(self, desc: tuple) -> Optional[list]:
-        """Every description bound to a name/attribute description in this file."""
-        kind = desc[0]
-        facts = self.facts
-        if kind == "name":
-            name, scope = desc[1], desc[2]
-            fn = self.info.functions.get(scope)
-            if fn is not None and name in fn.params:
-                return None  # a parameter: whatever the caller passes
-            local = len(desc) > 3 and desc[3]
-            for s in (scope,) if local else (scope, MODULE_SCOPE, MAIN_SCOPE):
-                hit = facts["names"].get(s, {}).get(name)
-                if hit:
-                    return hit
-            if name in self.info.constants and not local:
-                return [("lit", self.info.constants[name])]
-            return None
-        if kind == "self":
-            return self._class_attr(desc[1], desc[2])
-        if kind == "attr":
-            # `args.workers` / `cfg.num_workers`: argparse defaults and config class
-            # attributes of the same file
-            hits = facts["argparse"].get(desc[1], []) + facts["classattr"].get(desc[1], [])
-            return hits or None
-        if kind == "item":
-            # `CONFIG["num_workers"]` of a dict literal bound in this file
-            out = []
-            for b in self._bindings(("name", desc[1], desc[3])) or ():
-                if b[0] != "dict":
-                    return None
-                out.extend(v for k, v in b[1] if k == desc[2])
-            return out or None
-        return None
-
-    def _class_attr(self, cls: Optional[str], attr: str) -> Optional[list]:
-        """`self.attr` bindings in the class and its project base classes."""
-        if cls is None:
-            return None
-        key = f"{self.info.module}.{cls}" if self.info.module else cls
-        if key not in self.index.classes:
-            return list(self.facts["self"].get(cls, {}).get(attr, ())) or None
-        return self._class_attr_of(key, attr)
-
-    def _class_attr_of(self, key: str, attr: str) -> Optional[list]:
-        out: list = []
-        for base in self.index.class_bases(key):
-            hit = self.index.classes.get(base)
-            if hit is None:
-                continue
-            binfo, bcls = hit
-            facts = binfo.extra.get(FACTS)
-            if facts:
-                out.extend(facts["self"].get(bcls.qual, {}).get(attr, ()))  # type: ignore[attr-defined]
-        return out or None
-
-    def _foreign_constant(self, desc: tuple) -> Optional[set]:
-        """A qualified constant: `Config.num_workers` of a project class, or a module
-        constant (`from config import NUM_WORKERS`, `config.NUM_WORKERS`)."""
-        if desc[0] != "qual":
-            return None
-        mod, _, name = desc[1].rpartition(".")
-        if not mod:
-            return None
-        if self.class_key(mod) is not None:
-            bound = self._class_attr_of(self.class_key(mod), name)
-            return self.values(("any", tuple(bound))) if bound else None
-        key = self.index.module_of(mod, self.info)
-        if key is None or not (key == mod or key.endswith("." + mod)):
-            return None
-        other = self.index.modules[key]
-        return {other.constants[name]} if name in other.constants else None
-
-    def may_be_none(self, desc: tuple, depth: int = 0) -> bool:
-        """Whether the described value can be None: a literal None, a branch or binding that
-        is, a parameter or anything else not known (only objects built by a call cannot)."""
-        if depth > MAX_DEPTH:
-            return True
-        kind = desc[0]
-        if kind == "lit":
-            return desc[1] is None
-        if kind in ("call", "partial", "dict"):
-            return False
-        if kind == "any":
-            return any(self.may_be_none(d, depth + 1) for d in desc[1])
-        if kind == "qual":
-            values = self._foreign_constant(desc)
-            return values is None or None in values
-        bindings = self._bindings(desc)
-        return bindings is None or any(self.may_be_none(d, depth + 1) for d in bindings)
-
-    # -- classes -------------------------------------------------------------------
-    def class_key(self, qual: str, ctx_info: Optional[ModuleInfo] = None) -> Optional[str]:
-        return self.index.class_key(qual, ctx_info or self.info)
-
-    def dataset_classes(self, desc: tuple, depth: int = 0) -> list[str]:
-        """Project classes the dataset described by `desc` may be an instance of."""
-        if depth > MAX_DEPTH:
-            return []
-        kind = desc[0]
-        if kind == "call" and desc[1]:
-            key = self.class_key(desc[1])
-            return [key] if key else []
-        if kind == "any":
-            return [k for d in desc[1] for k in self.dataset_classes(d, depth + 1)]
-        if kind in ("name", "self"):
-            return [k for d in self._bindings(desc) or () for k in self.dataset_classes(d, depth + 1)]
-        return []
-
-    def held_generators(self, key: str) -> list[tuple[str, str, str, int]]:
-        """(class, attribute, constructor, line) of generator objects the class's instances hold."""
-        out = []
-        for base in self.index.class_bases(key):
-            hit = self.index.classes.get(base)
-            if hit is None:
-                continue
-            binfo, bcls = hit
-            for attr, api, line in (binfo.extra.get(FACTS) or {}).get("held", {}).get(bcls.qual, ()):  # type: ignore[attr-defined]
-                out.append((bcls.name, attr, api, line))  # type: ignore[attr-defined]
-        return out
-
-    # -- call targets --------------------------------------------------------------
-    def target(self, desc: tuple, depth: int = 0) -> Optional[_Target]:
-        if depth > MAX_DEPTH:
-            return None
-        cat = loader_catalog()
-        kind = desc[0]
-        if kind == "qual":
-            qual = desc[1]
-            if qual in cat["loaders"]:
-                return _Target("loader", "DataLoader", cat["loader_params"])
-            if qual in cat["random"]:
-                return _Target("random", qual.rsplit(".", 1)[-1], cat["random"][qual])
-            return self._project_target(qual, depth)
-        if kind == "partial":
-            inner = self.target(desc[1], depth + 1)
-            if inner is None:
-                return None
-            out = _Target(inner.kind, inner.api, inner.params, inner.fixable)
-            out.pre_args = inner.pre_args + desc[2]
-            out.pre_kws = {**inner.pre_kws, **desc[3]}
-            out.kwargs_known = inner.kwargs_known and desc[4]
-            return out
-        if kind == "any":
-            found = [self.target(d, depth + 1) for d in desc[1]]
-            if not found or any(t is None for t in found):
-                return None  # bound to something else too: not only a loader
-            first = found[0]
-            for other in found[1:]:
-                same = (other.kind, other.params, other.pre_args, other.pre_kws, other.kwargs_known) == (
-                    first.kind, first.params, first.pre_args, first.pre_kws, first.kwargs_known)
-                if not same and (other.kind != first.kind or other.pre_args or other.pre_kws or first.pre_args or first.pre_kws):
-                    return None  # different partials: the call's arguments are not one set
-                merged = _Target(first.kind, first.api, first.params if same else None, _meet(first.fixable, other.fixable))
-                merged.pre_args, merged.pre_kws, merged.kwargs_known = first.pre_args, first.pre_kws, first.kwargs_known
-                first = merged
-            return first
-        if kind in ("name", "self"):
-            bound = self._bindings(desc)
-            return self.target(("any", tuple(bound)), depth + 1) if bound else None
-        return None
-
-    def _project_target(self, qual: str, depth: int) -> Optional[_Target]:
-        key = self.class_key(qual)
-        if key is None:
-            # `Holder.loader_cls(...)`: a class attribute of a project class
-            owner, _, attr = qual.rpartition(".")
-            okey = self.class_key(owner) if owner else None
-            if okey is None:
-                return None
-            bound = self._class_attr_of(okey, attr)
-            return self.target(("any", tuple(bound)), depth + 1) if bound else None
-        bases = self.index.class_bases(key)
-        loaders = loader_catalog()["loaders"]
-        if not any(b in loaders for b in bases):
-            return None
-        name = self.index.classes[key][1].name  # type: ignore[attr-defined]
-        # a project class in the hierarchy with its own __init__ has its own signature
-        for base in bases:
-            if base in self.index.classes and f"{base}.__init__" in self.index.functions:
-                init = self.index.functions[f"{base}.__init__"]
-                return _Target("loader", name, None, frozenset(init.params[1:]))
-        return _Target("loader", name, loader_catalog()["loader_params"])
-
-
-def _meet(a: Optional[frozenset], b: Optional[frozenset]) -> Optional[frozenset]:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b
-
-
-class _Call:
-    """The arguments of one loader call, merged with what a partial already bound."""
-
-    def __init__(self, target: _Target, ev) -> None:
-        self.target = target
-        args = target.pre_args + ev.data["args"]
-        named: dict = {}
-        if target.params is not None:
-            for name, desc in zip(target.params, args):
-                named[name] = desc
-        named.update(target.pre_kws)
-        named.update(ev.data["kws"])
-        self.named = named
-        kwargs = ev.data["kwargs"]
-        self.known = not ev.data["starred"] and target.kwargs_known and kwargs != "unknown"
-        self.branches: list[dict] = [named] if not isinstance(kwargs, list) else [{**b, **named} for b in kwargs]
-        # keys a `**` dict may bring: adding them as keywords too would raise a TypeError
-        self.star_keys = set().union(*kwargs) if isinstance(kwargs, list) and kwargs else set()
-
-
-def _given(branch: dict, key: str) -> bool:
-    desc = branch.get(key)
-    return desc is not None and desc != ("lit", None)
-
-
-# =====================================================================================
-# Rules
-# =====================================================================================
-def _loader_calls(ctx: Context, info: ModuleInfo):
-    res = _Resolver(ctx, info)
-    for scope, ev in info.all_events("loader"):
-        target = res.target(ev.data["target"])
-        if target is None:
-            continue
-        call = _Call(target, ev)
-        if not call.known:
-            continue  # `*args` or `**kwargs` we cannot read: they may pass anything
-        yield res, scope, ev, call
 
 
 def _span(ev) -> tuple:
@@ -310,9 +30,9 @@ def _span(ev) -> tuple:
 @rule("RPL301", per="module")
 def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     fixes = loader_catalog()["fix"]
-    for res, scope, ev, call in _loader_calls(ctx, info):
+    for res, scope, ev, call in loader_calls(ctx, info):
         target = call.target
-        if not any(_draws_order(res, call, b) and not _given(b, "generator") for b in call.branches):
+        if not any(_draws_order(res, call, b) and not given(b, "generator") for b in call.branches):
             continue
         fix = None
         why = placement.not_editable(info) or ""
@@ -351,7 +71,7 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
         yield ctx.finding("RPL301", info, ev, what, fix=fix, help=help)
 
 
-def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
+def _draws_order(res: LoaderResolver, call: LoaderCall, branch: dict) -> bool:
     if call.target.kind == "random":
         return True
     desc = branch.get("shuffle")
@@ -362,35 +82,77 @@ def _draws_order(res: _Resolver, call: _Call, branch: dict) -> bool:
         return False
     # a sampler decides the order (a random one is reported itself), unless it may be None:
     # `DataLoader(ds, shuffle=(sampler is None), sampler=sampler)` shuffles when it is
-    return not any(_given(branch, key) and not res.may_be_none(branch[key]) for key in ("sampler", "batch_sampler"))
+    return not any(given(branch, key) and not res.may_be_none(branch[key]) for key in ("sampler", "batch_sampler"))
 
 
 # -- RPL302 ---------------------------------------------------------------------------
 @rule("RPL302", per="module")
 def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     lightning = _lightning_programs(ctx)
-    res: Optional[_Resolver] = None
+    res: Optional[LoaderResolver] = None
     for scope, ev, call, workers in _unseeded_worker_loaders(ctx, info):
         programs = placement.programs_reaching(ctx, info, scope)
         if programs and all(id(p) in lightning for p in programs):
             continue  # reported once, at the program's `seed_everything` call, where the fix goes
         if res is None:
-            res = _Resolver(ctx, info)
-        held = []
-        dataset = call.named.get("dataset")
-        if dataset is not None:
-            for key in dict.fromkeys(res.dataset_classes(dataset)):
-                held.extend(res.held_generators(key))
-        # the documented seed_worker does not reseed the dataset's own generator: a fix
-        # would silence the finding and leave the duplicated draws in place
-        fix = None if held or placement.not_editable(info) else _worker_fix(ctx, res, ev, call)
+            res = LoaderResolver(ctx, info)
+        held = _held(res, call)
+        reseeded = reseeds_workers(ctx, module=info)
+        if reseeded and not held:
+            continue  # the workers reseed the global RNGs themselves (spec, large repositories 8)
+        if placement.not_editable(info):
+            fix = None
+        elif held:
+            # the documented seed_worker does not reseed the dataset's own generator: the fix
+            # gives each worker's copy a seed of its own
+            fix = _reseed_fix(res, ev, call, held)
+        else:
+            fix = _worker_fix(ctx, res, ev, call)
         message, help = _worker_message(call.target, workers, held)
         yield ctx.finding("RPL302", info, ev, message, fix=fix, help=help)
     program = ctx.program_of(info)
-    if program is not None and id(program) in lightning:
+    if program is not None and id(program) in lightning and not reseeds_workers(ctx, program=program):
         finding = _lightning_finding(ctx, program, lightning[id(program)])
         if finding is not None:
             yield finding
+
+
+def _held(res: "LoaderResolver", call: "LoaderCall") -> list:
+    """The generator objects the loader's dataset holds: (class, attribute, constructor, line)."""
+    held: list = []
+    dataset = call.named.get("dataset")
+    if dataset is not None:
+        for key in dict.fromkeys(res.dataset_classes(dataset)):
+            held.extend(res.held_generators(key))
+    return held
+
+
+def catalog_since() -> str:
+    """The first release whose workers reseed the global RNGs themselves."""
+    return catalog.load("dataloading")["workers-reseed-globals-since"]
+
+
+def _reseed_fix(res: "LoaderResolver", ev, call: "LoaderCall", held: list) -> Optional[Fix]:
+    """A `worker_init_fn` that gives the generator objects the dataset holds a seed of each
+    worker's own (from `torch.initial_seed()`, which differs per worker and follows the
+    loader's base seed)."""
+    target = call.target
+    if "worker_init_fn" in call.star_keys or target.fixable is not None and "worker_init_fn" not in target.fixable:
+        return None
+    fixes = loader_catalog()["fix"]
+    lines = fixes["reseed-lines"]
+    attrs = list(dict.fromkeys((attr, api) for _, attr, api, _ in held))
+    if any(api not in lines for _, api in attrs):
+        return None
+    name = fixes["reseed-function"]
+    if name in res.info.functions or name in res.info.exports:
+        return None  # a function of that name exists: the user's, not this one
+    code = fixes["reseed-code"].strip().replace("{lines}", "\n".join(lines[api].replace("{attr}", attr) for attr, api in attrs))
+    objects = ", ".join(f"`{attr}`" for attr, _ in attrs)
+    return Fix(
+        f"pass `worker_init_fn={name}`, which gives the dataset's {objects} a seed of each worker's own", "safe",
+        (AddKeyword(_span(ev), "worker_init_fn", name), EnsureFunction(name, code + "\n")),
+    )
 
 
 def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> Sequence:
@@ -403,10 +165,10 @@ def _unseeded_worker_loaders(ctx: Context, info: ModuleInfo) -> Sequence:
     hit = cache.get(info.module)
     if hit is None:
         hit = []
-        for res, scope, ev, call in _loader_calls(ctx, info):
+        for res, scope, ev, call in loader_calls(ctx, info):
             if call.target.kind != "loader":
                 continue
-            workers = _workers(res, call)
+            workers = workers_of(res, call)
             if workers is None or (info.module, scope) in _worker_seeded_scopes(ctx):
                 continue
             hit.append((scope, ev, call, workers))
@@ -462,23 +224,6 @@ def _lightning_finding(ctx: Context, program, ev) -> Optional[Finding]:
     return ctx.finding("RPL302", program.entry, ev, message, related, fix=fix, help=help)
 
 
-def _workers(res: _Resolver, call: _Call) -> Optional[str]:
-    """How the call's workers are described when some branch has them without worker_init_fn."""
-    for branch in call.branches:
-        if _given(branch, "worker_init_fn"):
-            continue
-        desc = branch.get("num_workers")
-        if desc is None:
-            continue
-        values = res.values(desc)
-        if values is None:
-            return "a `num_workers` that may be non-zero"
-        nonzero = sorted((v for v in values if v != 0), key=repr)
-        if nonzero:
-            return f"num_workers={nonzero[0]!r}" if len(values) == 1 else "a `num_workers` that may be non-zero"
-    return None
-
-
 def _worker_seeded_scopes(ctx: Context) -> set:
     """Scopes reached by a program that calls Lightning's `seed_everything(workers=True)`
     (computed once per check: every module's loaders ask)."""
@@ -493,7 +238,7 @@ def _worker_seeded_scopes(ctx: Context) -> set:
     return out
 
 
-def _worker_message(target: _Target, workers: str, held: list) -> tuple[str, str]:
+def _worker_message(target: LoaderTarget, workers: str, held: list) -> tuple[str, str]:
     """The message and the help of an RPL302 finding."""
     if held:
         cls, attr, api, line = held[0]
@@ -506,17 +251,17 @@ def _worker_message(target: _Target, workers: str, held: list) -> tuple[str, str
                 "`torch.utils.data.get_worker_info().dataset`)"
             ),
         )
+    since = catalog_since()
     return (
-        f"`{target.api}` with {workers} has no `worker_init_fn=`",
+        f"`{target.api}` with {workers} has no `worker_init_fn=`, and this project targets PyTorch releases before {since}",
         sentences(
-            "since PyTorch 1.9 workers reseed `random`, numpy's global RNG and torch from the loader's base seed, "
-            "but not generator objects a dataset holds, other libraries' RNGs, or anything on torch < 1.9; "
-            "a `worker_init_fn` seeds those per worker"
+            f"before {since} workers do not reseed numpy's global RNG: every worker (and every epoch's workers) "
+            "repeats the same numpy draws; a `worker_init_fn` seeds it per worker"
         ),
     )
 
 
-def _worker_fix(ctx: Context, res: _Resolver, ev, call: _Call) -> Optional[Fix]:
+def _worker_fix(ctx: Context, res: LoaderResolver, ev, call: LoaderCall) -> Optional[Fix]:
     target = call.target
     if "worker_init_fn" in call.star_keys or target.fixable is not None and "worker_init_fn" not in target.fixable:
         return None

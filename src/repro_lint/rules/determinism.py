@@ -10,7 +10,6 @@ hooks in `facts/families/determinism.py`.
 from __future__ import annotations
 
 import weakref
-from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from repro_lint.core.findings import Finding, Fix, Related
@@ -34,7 +33,8 @@ from repro_lint.analysis.determinism_state import (
 from repro_lint.analysis import flag_placement
 from repro_lint.analysis import placement
 from repro_lint.facts.families.determinism import flags
-from repro_lint.discover.requirements import Target, release, torch_target
+from repro_lint.analysis.torch_target import program_target
+from repro_lint.discover.requirements import Target, release
 
 # Keys and orders of inserted blocks: after the seeding calls (orders 0-2), the cuDNN flags,
 # then deterministic algorithms, so that fixes of several rules come out as one block.
@@ -87,37 +87,10 @@ def cublas_edit(place: placement.Place) -> InsertStatements:
     return place.insert(flags()["cublas"]["code"], key=KEY_CUBLAS)
 
 
-_TARGETS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
-def _target(ctx: Context, program: Optional[Program] = None) -> Target:
-    """The torch releases a program targets (read once per folder and project index: it
-    reads files): the requirement nearest its entry module."""
-    per_folder = _TARGETS.setdefault(ctx.index, {})
-    start = _entry_folder(ctx, program.entry.path) if program is not None and ctx.index.root is not None else None
-    hit = per_folder.get(start)
-    if hit is None:
-        hit = per_folder[start] = torch_target(ctx.settings.get("target-torch-version"), ctx.index.root, start)
-    return hit
-
-
-_FOLDERS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
-def _entry_folder(ctx: Context, path: str) -> Path:
-    """The resolved folder of an entry module (resolved once per path and project index:
-    several rules ask for every program, and programs share entry modules)."""
-    per_path = _FOLDERS.setdefault(ctx.index, {})
-    hit = per_path.get(path)
-    if hit is None:
-        hit = per_path[path] = Path(path).resolve().parent
-    return hit
-
-
 def cublas_needed(ctx: Context, st: State, program: Optional[Program] = None) -> bool:
     """The targeted releases check CUBLAS_WORKSPACE_CONFIG and the program does not set it."""
     cublas = flags()["cublas"]
-    return _target(ctx, program).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
+    return program_target(ctx, program).admits_before(cublas["removed-in"]) and cublas["variable"] not in st.covered
 
 
 def _warn_only(ctx: Context) -> bool:
@@ -195,7 +168,8 @@ def _reaches_raising(raising: list) -> str:
 @rule("RPL401", per="program")
 def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
-    if not (st.intent and st.uses_torch):
+    # (the cuDNN flags govern convolutions and recurrent layers: nothing else the program runs)
+    if not (st.intent and st.uses_torch and program.uses_cudnn()):
         return
     wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
     for info, _, ev in wrong:
@@ -230,7 +204,7 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         message = "`torch.backends.cudnn.deterministic = True` has no effect on the training"
         help = sentences(f"it is {why}", f"without it, {consequence}", unfixed(why_not))
     else:
-        message = "this program uses torch but never sets `torch.backends.cudnn.deterministic = True`"
+        message = "this program runs convolutions or recurrent layers but never sets `torch.backends.cudnn.deterministic = True`"
         help = sentences(f"without it, {consequence}", unfixed(why_not))
     info, at = finding_site(ctx, program)
     yield ctx.finding("RPL401", info, at, message, related, fix=fix, help=help)
@@ -249,7 +223,7 @@ def _flags_description(what: str, place: placement.Place) -> str:
 @rule("RPL402", per="program")
 def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
-    if not st.intent:
+    if not (st.intent and program.uses_cudnn()):
         return
     for info, _, ev in st.wrong.get(CUDNN_BENCHMARK, []):
         if ev.kind == "flag" and ev.data["value"] is True:
@@ -343,7 +317,7 @@ def _algorithms_missing(ctx: Context, program: Program, warn: bool, raising: lis
     """Why the torch the project targets cannot run the inserted call (it is older than the
     call, or than its `warn_only=` when the fix needs that: `raising` operations, or the
     configuration asks for warnings), or ""."""
-    target = _target(ctx, program)
+    target = program_target(ctx, program)
     if target.lower is None:
         return ""
     spec = flags()["switches"][USE_DETERMINISTIC]
@@ -396,7 +370,7 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     variable = cublas["variable"]
     if not st.enabling or variable in st.covered:
         return
-    target = _target(ctx, program)
+    target = program_target(ctx, program)
     if not target.admits_before(cublas["removed-in"]):
         return
     values = " or ".join(repr(v) for v in cublas["values"])

@@ -107,7 +107,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         return
     for info, scope, ev in program.events("litcall"):
         target, method = ev.data["target"], ev.data["method"]
-        keys = index.resolve(target, info) if target is not None else index.method_targets(method, info)
+        keys = index.resolve(target, info) if target is not None else index.method_targets(method, info, ev.data.get("marker"))
         args, kwargs = dict(ev.data["args"]), dict(ev.data["kwargs"])
         for key in keys:
             fn = index.functions[key]

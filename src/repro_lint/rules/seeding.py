@@ -13,6 +13,8 @@ from repro_lint.index.program import Program
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.analysis.context import Context, line_words, location, program_cache, sentences, unfixed
 from repro_lint.analysis.messages import MAX_RELATED, import_bringing, source_label
+from repro_lint.analysis.loaders import worker_only_scopes
+from repro_lint.analysis.torch_target import reseeds_workers
 from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
 from repro_lint.rules.numpy_generator import generator_fix
@@ -63,11 +65,18 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
     dropout there when it also puts its model in evaluation mode."""
     draws = program.draws()
     inference = _inference(ctx, program)
-    if inference is None:
+    # python's and numpy's draws that only DataLoader workers make, on releases whose workers
+    # reseed those RNGs from a seed that follows the program's (spec, large repositories 8)
+    workers = worker_only_scopes(ctx, program) if reseeds_workers(ctx, program=program) and ("python" in draws or "numpy" in draws) else ()
+    if inference is None and not workers:
         return draws
     out = {}
     for source, occs in draws.items():
-        kept = [o for o in occs if _counts(ctx.index.m, o[2].data, inference)]
+        kept = [
+            o for o in occs
+            if (inference is None or _counts(ctx.index.m, o[2].data, inference))
+            and not (source in ("python", "numpy") and (o[0].module, o[1]) in workers)
+        ]
         if kept:
             out[source] = kept
     return out

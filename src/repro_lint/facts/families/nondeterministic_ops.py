@@ -17,6 +17,7 @@ from repro_lint.core import catalog, op_conditions
 from repro_lint.facts.hooks import Family
 from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 from repro_lint.facts.walker import extractor
+from repro_lint.facts.model import LIBRARY
 
 WRAPPERS = "ndop_wrappers"  # info.extra key: {function scope: [(op id, parameter, api, span)]}
 
@@ -47,6 +48,10 @@ class Table:
         self.method_keywords = {
             name: frozenset(kws) for name, kws in catalog.load("nondeterministic_ops").get("tensor-method-keywords", {}).items()
         }
+        data = catalog.load("nondeterministic_ops")
+        self.unique_calls = frozenset(data.get("unique-index-calls", ()))
+        self.integer_methods = frozenset(data.get("integer-methods", ()))
+        self.integer_dtypes = frozenset(data.get("integer-dtypes", ()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,6 +110,8 @@ def _affected(ex: extractor.Extractor, node: ast.Call, form: str, op: dict, api:
             return op_conditions.Decided(False) if kwargs else op_conditions.ABSENT
         if kind == op_conditions.EXEMPT:
             value = _value(arg)
+            if value is NOT_LITERAL and _scalar(ex, arg):
+                return 0.0  # a number however it is written (`float("-inf")`, `-1e9`, `math.inf`)
             return op_conditions.ABSENT if value is NOT_LITERAL else value
         value = literal(arg)
         if value is not NOT_LITERAL or kind == op_conditions.REQUIRES:
@@ -115,6 +122,103 @@ def _affected(ex: extractor.Extractor, node: ast.Call, form: str, op: dict, api:
         return found if found_kind == "literal" else op_conditions.Decided(False)
 
     return op_conditions.evaluate(op, get, api)
+
+
+def _scalar(ex: extractor.Extractor, node: ast.AST) -> bool:
+    """A Python number however written: `-1e9`, `float("-inf")`, `math.inf`, `np.inf`,
+    `torch.finfo(x.dtype).min` (not a tensor)."""
+    t = type(node)
+    if t is ast.UnaryOp:
+        return _scalar(ex, node.operand)  # type: ignore[attr-defined]
+    if t is ast.Constant:
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)  # type: ignore[attr-defined]
+    if t is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Name and func.id in ("float", "int"):
+            return ex.r.is_unbound(func.id)
+        return ex.r.qualify(func) in ("builtins.float", "builtins.int")
+    if t is ast.Attribute:
+        qual = ex.r.qualify(node)
+        if qual in ("math.inf", "math.nan", "math.pi", "math.e", "numpy.inf", "numpy.nan", "numpy.pi"):
+            return True
+        inner = node.value  # type: ignore[attr-defined]
+        return node.attr in ("min", "max", "eps", "tiny") and type(inner) is ast.Call and ex.r.qualify(inner.func) in ("torch.finfo", "torch.iinfo")  # type: ignore[attr-defined]
+    return False
+
+
+def _exact_as_used(ex: extractor.Extractor, node: ast.Call, form: str, op: dict) -> bool:
+    """Whether the call cannot give different results as it is used (spec, "Precision on
+    large repositories" 7): only the k-th value kept (`torch.kthvalue(x, k).values`), an
+    index made unique (`x.index_copy_(0, torch.arange(n), y)`), integer values summed
+    (`mask.long().cumsum(1)`)."""
+    used = op.get("exact-when-used")
+    if used and _used_as(ex, node, used):
+        return True
+    unique = op.get("unique-argument")
+    if unique is not None:
+        arg = _arg(node, form, unique)
+        if arg is not None and _unique_index(ex, arg):
+            return True
+    if op.get("exact-for-integers"):
+        t = table()
+        dtype = get_arg(node, -1, "dtype")
+        if dtype is not None and ex.r.qualify(dtype) in t.integer_dtypes:
+            return True
+        data = node.func.value if form == "method" else get_arg(node, 0, "input")  # type: ignore[attr-defined]
+        if data is not None and _integer_valued(ex, data):
+            return True
+    return False
+
+
+def _used_as(ex: extractor.Extractor, node: ast.Call, used: list) -> bool:
+    """Whether the statement takes only these parts of the call's result (`.values`, `[0]`)."""
+    stmt = ex.stmt_node
+    if stmt is None:
+        return False
+    for parent in ast.walk(stmt):
+        if type(parent) is ast.Attribute and parent.value is node:  # type: ignore[attr-defined]
+            return parent.attr in used  # type: ignore[attr-defined]
+        if type(parent) is ast.Subscript and parent.value is node:  # type: ignore[attr-defined]
+            return literal(parent.slice) in used  # type: ignore[attr-defined]
+    return False
+
+
+def _unique_index(ex: extractor.Extractor, arg: ast.AST) -> bool:
+    """An index made by a call whose result has no duplicates (or a tuple of such)."""
+    if type(arg) in (ast.Tuple, ast.List):
+        return bool(arg.elts) and all(_unique_index(ex, e) for e in arg.elts)  # type: ignore[attr-defined]
+    if type(arg) is ast.Name:
+        value = ex.local_values.get(arg.id)  # type: ignore[attr-defined]
+        if value is None or value is arg:
+            return False
+        arg = value
+    return type(arg) is ast.Call and ex.r.qualify(arg.func) in table().unique_calls  # type: ignore[attr-defined]
+
+
+def _integer_valued(ex: extractor.Extractor, node: ast.AST, steps: int = 8) -> bool:
+    """A value the scope shows is an integer or bool tensor (`x.long()`, `x != pad`,
+    `mask.ne(0).int()`, a name bound to one)."""
+    t = table()
+    while steps > 0:
+        steps -= 1
+        tn = type(node)
+        if tn is ast.Compare:
+            return True
+        if tn is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr in t.integer_methods:
+                return True
+            if type(func) is ast.Attribute and func.attr == "to":
+                return any(ex.r.qualify(a) in t.integer_dtypes for a in [*node.args, *(k.value for k in node.keywords)])  # type: ignore[attr-defined]
+            return False
+        if tn is ast.Name:
+            value = ex.local_values.get(node.id)  # type: ignore[attr-defined]
+            if value is None or value is node:
+                return False
+            node = value
+        else:
+            return False
+    return False
 
 
 def _op_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
@@ -144,6 +248,8 @@ def _op_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> No
     for op in ops:
         if op["backward-only"] and ex.no_grad:
             continue  # no gradient flows here: the backward never runs
+        if _exact_as_used(ex, node, form, op):
+            continue
         verdict = _affected(ex, node, form, op, api)
         if verdict is True:
             hits.append(op["id"])
@@ -174,12 +280,16 @@ def _literal_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) 
                     break
         else:
             return
+    marker = None
     if qual is not None:
         if qual.split(".", 1)[0] in ex.m.external_roots:
             return
         method = None
     elif type(node.func) is ast.Attribute:
         method = node.func.attr
+        marker = ex.method_marker(node.func)
+        if marker == LIBRARY:
+            return
     elif type(node.func) is ast.Name:
         method = node.func.id
     else:
@@ -187,7 +297,7 @@ def _literal_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) 
     args = tuple((i, v) for i, a in enumerate(node.args) if (v := literal(a)) is not NOT_LITERAL and _interesting(v, values))
     kwargs = tuple((k.arg, v) for k in node.keywords if k.arg and (v := literal(k.value)) is not NOT_LITERAL and _interesting(v, values))
     if args or kwargs:
-        ex.add("litcall", node, target=qual, method=method, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
+        ex.add("litcall", node, target=qual, method=method, marker=marker, args=args, kwargs=kwargs, no_grad=bool(ex.no_grad))
 
 
 # the types of the literals `values` holds (a syntax tree's constants are of exact types)

@@ -89,8 +89,12 @@ class AssignmentFacts:
             if self.local_registries:
                 self.local_registries.pop((self.scope, target.id), None)  # type: ignore[attr-defined]
         elif isinstance(target, ast.Attribute):
-            if tv is _Attribute and self.func is not None and self.func.class_name is not None:
-                self._method_alias(target, value)  # type: ignore[arg-type]
+            fn = self.func
+            if fn is not None and fn.class_name is not None:
+                if tv is _Attribute:
+                    self._method_alias(target, value)  # type: ignore[arg-type]
+                if value is not None and type(target.value) is _Name and fn.params and target.value.id == fn.params[0]:
+                    self._attribute_made(target.attr, value)
             if value is not None and tv is not _Name and tv is not _Constant:
                 dotted = r_dotted(target)
                 if dotted:
@@ -119,6 +123,15 @@ class AssignmentFacts:
                 for elt in target.elts:
                     if type(elt) is _Name:
                         self.local_values[elt.id] = value  # type: ignore[attr-defined]
+
+    def _attribute_made(self, attr: str, value: ast.AST) -> None:
+        """`self.ema = EMA(model)` in a method: what made the object the instances of the class
+        keep under that name (`self.ema.update()` in its methods is looked up there); an
+        attribute bound to objects of different makers is unknown."""
+        key = (self.scope.rpartition(".")[0], attr)
+        made = self._receiver(value)  # type: ignore[attr-defined]
+        before = self.attribute_makers.get(key, made)
+        self.attribute_makers[key] = made if before == made else None  # type: ignore[attr-defined]
 
     def receiver_root(self, node: Optional[ast.AST]) -> Optional[str]:
         """The top-level package whose call made the value of `node` (`np.arange(6).cumsum`,

@@ -11,7 +11,7 @@ import ast
 from sys import intern
 from typing import Optional
 
-from repro_lint.facts.model import REGISTRIES, RETURNS
+from repro_lint.facts.model import INSTANCE, REGISTRIES, RETURNS, RETURNS_MADE
 
 _Name = ast.Name
 _Attribute = ast.Attribute
@@ -66,6 +66,16 @@ class CallableValues:
             quals = (qual,)
         for qual in quals:
             self.add_call(qual, None, node)
+
+    def _returned_made(self, value: ast.AST) -> None:
+        """`return Net(cfg)` (or a name bound to such a call) in a function: what a call of
+        the function gives is an object that callee made."""
+        made = self._receiver(value)  # type: ignore[attr-defined]
+        if made is not None and made.startswith(INSTANCE):
+            returns = self.info.extra.setdefault(RETURNS_MADE, {}).setdefault(self.scope, [])
+            qual = made[len(INSTANCE):]
+            if qual not in returns:
+                returns.append(intern(qual))
 
     def _returned(self, value: ast.AST) -> None:
         """`return get_csv_dataset` in a function: a project function handed back by name."""

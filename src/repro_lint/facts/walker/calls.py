@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.facts.hooks import LITERAL_TYPES
-from repro_lint.facts.model import NAME_REF, REF_CALL, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.facts.model import HANDED, INSTANCE, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -23,6 +23,23 @@ _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
 _SELF_NAMES = ("self", "cls")
 _BUILTINS = frozenset(dir(builtins))
+class _EveryRoot:
+    """A set of top-level names that holds every name (`x in _EVERY_ROOT` is always True)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY_ROOT = _EveryRoot()
+# arguments that hold objects handed over with them (`nn.ModuleList([Block(), Block()])`)
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.Starred)
+# receivers whose values are builtin objects (literals, displays, comprehensions, f-strings)
+_BUILTIN_VALUES = (
+    ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set,
+    ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.BinOp, ast.Compare, ast.BoolOp,
+)
+# steps `_receiver` follows through names, attributes and calls
+_MAX_RECEIVER_STEPS = 16
 # ModuleInfo.extra key: calls of items of a container: (scope, container name, key, line, no_grad)
 ITEM_CALLS = "item_calls"
 # ModuleInfo.extra key: objects seeded by a method after they are made: (owner, dotted name, method)
@@ -33,6 +50,11 @@ def reseed_owner(scope: str, fn: Any, dotted: str) -> str:
     """Where an object kept under `dotted` lives, for `RESEEDED`: the class for `self.x` in
     one of its methods, else the scope."""
     return scope.rpartition(".")[0] if fn is not None and fn.class_name is not None and dotted.startswith("self.") else scope
+
+
+def stars_here(ex: Any) -> bool:
+    """Whether the module has `from m import *` (an unbound builtin's name may be m's)."""
+    return bool(ex.r.star_imports)
 
 
 def r_dotted(node: ast.AST) -> Optional[str]:
@@ -137,26 +159,35 @@ class CallFacts:
                 name = recv.id if type(recv) is _Name else recv.attr if type(recv) is _Attribute else ""
                 if name in self.optimizer_names or any(h in name.lower() for h in m.optimizer_hints):
                     self.add("train", node, what="step")
-            fn = self.func
-            recv = func.value  # type: ignore[attr-defined]
-            tr = type(recv)
-            # (only `self.m()`, `cls.m()` and `super().m()` in a method can name a class)
-            if fn is not None and fn.class_name is not None and (tr is _Name and recv.id in _SELF_NAMES or tr is ast.Call):  # type: ignore[attr-defined]
-                marker = self._receiver_class(recv)
-            else:
-                marker = None
+            marker = self.method_marker(func)  # type: ignore[arg-type]
+            if marker is not None and marker.startswith(SELF_CALL):
+                # `self.encoder(x)`: an object the class keeps there is called
+                made = self._receiver(func)  # type: ignore[arg-type]
+                if made is not None and made is not LIBRARY:
+                    for calling in m.calling_order:
+                        self.add_call(made, calling, node)
             if method == "__init__" and marker is not None and marker.startswith(SUPER_CALL):
                 cls = self.info.classes.get(marker[len(SUPER_CALL):])
                 build = self._seeding_base(cls.bases) if cls is not None else None
                 if build is not None:  # `super().__init__(...)` of transformers' Trainer seeds
                     self.add("seed", node, **self._build_seed(build))
-            self.add_call(marker, method, node)
+            if marker is not LIBRARY or method in m.asked_methods:
+                self.add_call(marker, method, node)
         elif tf is _Name:
             # an unbound plain name (a builtin, a star import or an undefined helper), or a
             # variable: only the former can be a seeding helper the index does not know
-            if not local and m.looks_like_seeder(last):  # type: ignore[arg-type]
-                self._seed_candidate(node, last)  # type: ignore[arg-type]
-            self.add_call(None, last, node)
+            if local:
+                # a variable called: the object a call made (`net(x)` after `net = Net()`)
+                # runs its calling methods; anything else reaches nothing by its name alone
+                made = self._receiver(func)
+                if made is not None and made is not LIBRARY:
+                    for calling in m.calling_order:
+                        self.add_call(made, calling, node)
+            else:
+                if m.looks_like_seeder(last):  # type: ignore[arg-type]
+                    self._seed_candidate(node, last)  # type: ignore[arg-type]
+                if last not in _BUILTINS or stars_here(self):
+                    self.add_call(None, last, node)
         # functions handed over as arguments (callbacks) are reached too; literals that
         # hooks ask for (`CALL_HOOK_LITERALS`) are looked for in the same loops
         literals = self.hook_literals
@@ -164,6 +195,17 @@ class CallFacts:
         roots = m.external_roots
         stars = self.r.star_imports
         here = self.r.scope
+        # what is handed to a function that never calls it (`isinstance(x, Net)`) is not
+        # reached by the handing over; nor what a module's top level hands to a project
+        # function (a registration, `register("crop", crop)`, called later by key or never):
+        # those are recorded as handed to the callee, which the index looks up
+        refs = (qual if qual is not None else last if tf is _Name and not local else None) not in m.non_calling
+        ref_how = REF_CALL
+        if not refs:
+            stars = ()
+            roots = _EVERY_ROOT
+        elif self.scope == MODULE_SCOPE and qual is not None and qual.split(".", 1)[0] not in roots and qual not in m.catalog_names:
+            ref_how = REF_HANDED + qual
         for arg in node.args:
             ta = type(arg)
             if ta is _Name:
@@ -177,26 +219,38 @@ class CallFacts:
                         break
                     scope = scope.parent
                 if ref is not None and ref.split(".", 1)[0] not in roots:
-                    self.add_call(ref, REF_CALL, arg)
+                    self.add_call(ref, ref_how, arg)
                 elif stars and ref is None:
                     self._star_ref(arg)
-            elif ta is _Attribute:
-                self._maybe_ref(arg)
+                if refs and (ref is None or ref_how is REF_CALL):
+                    self._hand_over(arg)  # (an object a name holds)
+            elif ta is _Attribute and refs:
+                if not self._maybe_ref(arg, ref_how):
+                    self._hand_over(arg)
             elif ta is _Constant and not passes:
                 v = arg.value  # type: ignore[attr-defined]
                 passes = v.__class__ in LITERAL_TYPES and v in literals
+            elif refs and (ta is ast.Call or ta in _CONTAINERS):
+                self._hand_over(arg)
         for kw in node.keywords:
             v = kw.value
             ta = type(v)
             if ta is _Name:
                 ref = self.r.scope.lookup(v.id)
                 if ref is not None and ref.split(".", 1)[0] not in roots:
-                    self.add_call(ref, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL, v)
+                    self.add_call(ref, REF_WORKER if kw.arg in m.worker_callback_keywords else ref_how, v)
                 elif stars and ref is None:
                     self._star_ref(v)
-            elif ta is _Attribute:
-                if not self._maybe_ref(v, REF_WORKER if kw.arg in m.worker_callback_keywords else REF_CALL) and kw.arg in m.callback_keywords:
-                    self._method_ref(v)
+                if refs and (ref is None or ref_how is REF_CALL):
+                    self._hand_over(v)  # (an object a name holds)
+            elif ta is _Attribute and refs:
+                if not self._maybe_ref(v, REF_WORKER if kw.arg in m.worker_callback_keywords else ref_how):
+                    if kw.arg in m.callback_keywords:
+                        self._method_ref(v)
+                    else:
+                        self._hand_over(v)
+            elif refs and (ta is ast.Call or ta in _CONTAINERS):
+                self._hand_over(v)
             elif ta is _Constant and not passes:
                 c = v.value  # type: ignore[attr-defined]
                 passes = c.__class__ in LITERAL_TYPES and c in literals
@@ -225,6 +279,87 @@ class CallFacts:
         dotted = r_dotted(recv)
         if dotted is not None:
             self.info.extra.setdefault(RESEEDED, []).append((reseed_owner(self.scope, self.func, dotted), dotted, method))
+
+    def _hand_over(self, arg: ast.AST) -> None:
+        """An object a project (or unknown) callee made, handed over as an argument (`ds`
+        after `ds = Shapes()`, `Block()` in `nn.ModuleList([Block() for _ in range(n)])`):
+        whoever it is handed to may run its protocol (`__getitem__`, `forward`, ...)."""
+        t = type(arg)
+        if t is ast.List or t is ast.Tuple or t is ast.Set:
+            parts = arg.elts  # type: ignore[attr-defined]
+        elif t is ast.ListComp or t is ast.GeneratorExp or t is ast.SetComp:
+            parts = [arg.elt]  # type: ignore[attr-defined]
+        elif t is ast.Starred:
+            parts = [arg.value]  # type: ignore[attr-defined]
+        else:
+            parts = [arg]
+        for part in parts:
+            made = self._receiver(part)
+            if made is not None and made is not LIBRARY:
+                handed = HANDED + made[len(INSTANCE):]
+                for method in self.m.handed_methods:
+                    self.add_call(handed, method, part)
+
+    def method_marker(self, func: ast.Attribute) -> Optional[str]:
+        """The target a call of the method `func` is recorded with (`obj.m` unresolved): a
+        class marker for `self.m()`, `cls.m()`, `super().m()` in a method; else what made the
+        receiver (`_receiver`): `LIBRARY` (the call reaches no project function), an
+        `INSTANCE` marker, or None (by the method's name)."""
+        fn = self.func
+        recv = func.value
+        tr = type(recv)
+        # (only `self.m()`, `cls.m()` and `super().m()` in a method can name a class)
+        if fn is not None and fn.class_name is not None and (tr is _Name and recv.id in _SELF_NAMES or tr is ast.Call):  # type: ignore[attr-defined]
+            marker = self._receiver_class(recv)
+            if marker is not None:
+                return marker
+        # a library's object reaches no project method; one a call made is looked up in what
+        # that call builds (spec, "Precision on large repositories" 1)
+        return self._receiver(recv)
+
+    def _receiver(self, recv: ast.AST, steps: int = _MAX_RECEIVER_STEPS) -> Optional[str]:
+        """What made the receiver of a method call, as far as the scope shows: `LIBRARY` for a
+        value a library call made or a builtin value (`torch.zeros(2)`, `"a,b"`, `{}`,
+        `x.float()` of such a value), `INSTANCE + callee` for one a call of a project (or
+        unknown) callee made (`Net()`, `build_model(cfg)`, `hydra.utils.instantiate(cfg)`),
+        else None (a parameter, an attribute of `self`, a loop variable: unknown)."""
+        node = recv
+        roots = self.m.external_roots
+        while steps > 0:
+            steps -= 1
+            t = type(node)
+            if t is ast.Call:
+                qual = self.callee_of(node)  # type: ignore[arg-type]
+                if qual:
+                    return LIBRARY if qual.split(".", 1)[0] in roots else INSTANCE + qual
+                f = node.func  # type: ignore[attr-defined]
+                if type(f) is _Name:
+                    return LIBRARY if f.id in _BUILTINS and self.r.is_unbound(f.id) else None
+                if type(f) is _Attribute:
+                    # a method of a value (`x.float()`): a library's value stays the library's
+                    return LIBRARY if self._receiver(f.value, steps) is LIBRARY else None
+                return None
+            if t is _Name:
+                name = node.id  # type: ignore[attr-defined]
+                value = self.local_values.get(name)
+                if value is None and self.func is not None and name not in self.r.scope.bindings:
+                    value = self.module_values.get(name)  # a module-level object
+                if value is None or value is node:
+                    return None
+                node = value
+            elif t is _Attribute or t is ast.Subscript:
+                inner = node.value  # type: ignore[attr-defined]
+                fn = self.func
+                if t is _Attribute and type(inner) is _Name and fn is not None and fn.class_name is not None and fn.params and inner.id == fn.params[0]:
+                    # `self.ema` in a method: what the class keeps there, if one maker made it
+                    return self.attribute_makers.get((self.scope.rpartition(".")[0], node.attr))  # type: ignore[attr-defined]
+                # an attribute or item of a library's object is the library's (`x.data`, `out[0]`)
+                return LIBRARY if self._receiver(inner, steps) is LIBRARY else None
+            elif isinstance(node, _BUILTIN_VALUES):
+                return LIBRARY
+            else:
+                return None
+        return None
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the
@@ -278,6 +413,8 @@ class CallFacts:
                 self._seed_candidate(node, qual)
             self.add_call(qual, None, node)
             return
+        if qual in m.cudnn_calls or qual.startswith(m.cudnn_prefixes):
+            self._cudnn_use(node, qual)
         spec = m.seeders.get(qual)
         if spec is not None and spec.seed_keyword:
             # seeds only with the seed the keyword gives (its default draws a new seed each run)
@@ -299,7 +436,7 @@ class CallFacts:
             return
         src = m.draw_source(qual)
         if src is not None:
-            if get_arg(node, -1, "generator") is None:
+            if get_arg(node, -1, "generator") is None and not self._names_only(node):
                 # `callee` and `npos` (positional arguments, -1 with a `*args`): for fixes that
                 # call another function with the same arguments (numpy's Generator fix)
                 npos = -1 if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)
@@ -387,6 +524,43 @@ class CallFacts:
         first = node.args[0] if node.args else (node.keywords[0].value if node.keywords and node.keywords[0].arg else None)
         names, attrs = _names_in(node)
         self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names, attrs=attrs)
+
+    def _names_only(self, node: ast.AST) -> bool:
+        """Whether the statement uses the value of the call `node` only to name something or
+        to time a wait: formatted into a string (an f-string, `str(...)`, `"...".format`) or
+        passed to a catalog `naming-sinks` call (`time.sleep`, `tempfile.mkdtemp`): such a
+        draw changes no result (spec, "Precision on large repositories" 9)."""
+        stmt = self.stmt_node
+        if stmt is None:
+            return False
+        if self._naming_stmt is not stmt:
+            self._naming_stmt = stmt
+            self._naming_ids = ids = set()
+            sinks = self.m.naming_sinks
+            for sub in ast.walk(stmt):
+                t = type(sub)
+                inside: list = []
+                if t is ast.JoinedStr:
+                    inside = sub.values  # type: ignore[attr-defined]
+                elif t is ast.Call:
+                    func = sub.func  # type: ignore[attr-defined]
+                    if type(func) is _Attribute and func.attr == "format" and type(func.value) is _Constant:
+                        sink = True
+                    elif type(func) is _Name and func.id == "str":
+                        sink = self.r.is_unbound("str")
+                    else:
+                        sink = self.r.qualify(func) in sinks
+                    if sink:
+                        inside = [*sub.args, *(k.value for k in sub.keywords)]  # type: ignore[attr-defined]
+                for part in inside:
+                    ids.update(id(n) for n in ast.walk(part))
+        return id(node) in self._naming_ids
+
+    def _cudnn_use(self, node: ast.AST, qual: str) -> None:
+        """A call of something cuDNN runs (a convolution, a recurrent layer): once per scope."""
+        if self.scope not in self.cudnn_scopes:
+            self.cudnn_scopes.add(self.scope)
+            self.add("cudnn", node, api=qual)
 
     def _torch_use(self, node: ast.AST) -> None:
         if self.scope not in self.torch_used_scopes:

@@ -25,6 +25,7 @@ from repro_lint.core.deep_stack import run_deep
 from repro_lint.facts.hooks import call_hook_table, hook_set, registry
 from repro_lint.facts.matchers import Matchers
 from repro_lint.facts.model import (
+    TYPING_SCOPE,
     LIGHT_HOOKS,
     MAIN_SCOPE,
     MODULE_SCOPE,
@@ -58,6 +59,17 @@ _NO_NAMES: frozenset = frozenset()
 NO_GRAD_SPANS = "no_grad_spans"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
+def _type_checking(test: ast.expr) -> int:
+    """1 for the test of an `if` whose body only type checkers run: it names `TYPE_CHECKING`
+    (alone, or with a lazy module's flag: `TYPE_CHECKING or DIFFUSERS_SLOW_IMPORT`)."""
+    for node in ast.walk(test):
+        if type(node) is ast.Name and node.id == "TYPE_CHECKING" or type(node) is ast.Attribute and node.attr == "TYPE_CHECKING":
+            return 0 if type(test) is ast.UnaryOp else 1  # (`if not TYPE_CHECKING:` runs)
+    return 0
+
+
+# the events that become local ones where the RNG state is kept local (`Extractor.add`)
+_LOCALISED = frozenset(["seed", "seedcand", "draw"])
 _SOURCE_ORDER = operator.attrgetter("line", "col")
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode", "torch.set_grad_enabled")
 
@@ -74,6 +86,14 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # (an ASCII line is kept as None: its byte columns are character columns)
         self.lines = [None if x.isascii() else x for x in split_lines(text)] if not text.isascii() else None
         self.scope = MODULE_SCOPE
+        # RNG state kept local where the walk is (spec, large repositories 2): inside a
+        # `with torch.random.fork_rng():` block every source is (`rng_local` counts the
+        # blocks), between a body's save and restore of a source's state that source is
+        # (`local_sources`); seeds and draws there become "localseed" and "localdraw"
+        self.rng_local = 0
+        self.local_sources: frozenset = frozenset()
+        self.typing_only = 0  # inside `if TYPE_CHECKING:` (imports there never run)
+        self.looks_local = any(w in text for w in matchers.local_words)
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
         # events of one statement share one tuple (and keep sharing it packed or cached)
@@ -96,6 +116,10 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.class_stack: list[str] = []
         self.prefix: list[str] = []  # enclosing classes and functions, for qualified names
         self.torch_used_scopes: set[str] = set()
+        self.cudnn_scopes: set[str] = set()  # scopes with a "cudnn" event
+        # the statement whose naming places (`_names_only`) were last worked out, and their nodes
+        self._naming_stmt: Optional[ast.stmt] = None
+        self._naming_ids: set = set()
         # names bound to optimizer objects, per scope (for `opt.step()`)
         self.optimizer_names: set[str] = set()
         # names bound to the result of calling a project name (maybe an instance of a project
@@ -105,6 +129,10 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # walked), for hooks that ask what made a value (`receiver_root`): kept as it is, as
         # most are never asked about
         self.local_values: dict[str, ast.AST] = {}
+        # the module level's, which functions see for names they do not bind (`_receiver`)
+        self.module_values = self.local_values
+        # (class, attribute) -> what made the object its instances keep there (`self.x = X()`)
+        self.attribute_makers: dict[tuple[str, str], Optional[str]] = {}
         # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
         # resolved it: the target and the assignment hooks ask for it again (`callee_of`)
         self.value_call: Optional[ast.Call] = None
@@ -143,6 +171,8 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         return (line, self.col(line, node.col_offset), end_line, self.col(end_line, end_col))
 
     def add(self, kind: str, node: ast.AST, **data: Any) -> Event:
+        if (self.rng_local or self.local_sources) and kind in _LOCALISED:
+            kind = self._localised(kind, data)
         if self.guards and kind in _GUARDED:
             data["guard"] = self._guard()
             data["branch"] = self.branches[-1]
@@ -161,6 +191,23 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             events = self.info.events[self.scope] = []
         events.append(ev)
         return ev
+
+    def _local_context(self, qual: str) -> bool:
+        """A `with` item whose block keeps the RNG state local: `torch.random.fork_rng(...)`, or
+        a project context manager named like a seeder (`with numpy_seed(seed):` saves the
+        state, seeds, and restores it when the block ends)."""
+        if qual in self.m.local_contexts:
+            return True
+        return qual.split(".", 1)[0] not in self.m.external_roots and self.m.looks_like_seeder(qual)
+
+    def _localised(self, kind: str, data: dict) -> str:
+        """The kind of a seed or draw made where the RNG state is kept local."""
+        if kind == "draw":
+            return "localdraw" if self.rng_local or data["source"] in self.local_sources else kind
+        if self.rng_local:
+            return "localseed"
+        sources = data.get("sources")
+        return "localseed" if sources and set(sources) <= self.local_sources else kind
 
     def add_call(self, target: Optional[str], method: Optional[str], node: ast.AST) -> None:
         # names repeat across a project: interned, each is held once however often it is called
@@ -217,9 +264,39 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     # -- statements --------------------------------------------------------------
     def _visit_body(self, body: list[ast.stmt]) -> None:
         visit = self._visit_stmt
+        windows = self._state_windows(body) if self.looks_local else None
+        if windows:
+            outer = self.local_sources
+            for i, stmt in enumerate(body):
+                self.stmt_node = stmt
+                self.local_sources = outer | frozenset(src for src, (first, last) in windows.items() if first <= i <= last)
+                visit(stmt)
+            self.local_sources = outer
+            return
         for stmt in body:
             self.stmt_node = stmt
             visit(stmt)
+
+    def _state_windows(self, body: list[ast.stmt]) -> dict[str, tuple[int, int]]:
+        """Per source, the statements of `body` from the first that saves its state
+        (`state = np.random.get_state()`) to the last that restores it after that: what they
+        seed and draw stays there."""
+        saves: dict[str, int] = {}
+        restores: dict[str, int] = {}
+        m = self.m
+        for i, stmt in enumerate(body):
+            for node in ast.walk(stmt):
+                if type(node) is ast.Call:
+                    qual = self.r.qualify(node.func)  # type: ignore[attr-defined]
+                    if qual is None:
+                        continue
+                    src = m.state_saves.get(qual)
+                    if src is not None:
+                        saves.setdefault(src, i)
+                    src = m.state_restores.get(qual)
+                    if src is not None and src in saves:
+                        restores[src] = i
+        return {src: (saves[src], last) for src, last in restores.items()}
 
     def _visit_stmts(self, body: list[ast.stmt]) -> None:
         """Nested statements: they stay attributed to the enclosing direct statement."""
@@ -232,8 +309,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if t in _SIMPLE_STATEMENTS:  # the commonest case first (`_visit_header`, written out)
             if t is ast.Return and self.func is not None:
                 v = stmt.value  # type: ignore[attr-defined]
-                if type(v) is _Name or type(v) is _Attribute:
+                tv = type(v)
+                if tv is _Name or tv is _Attribute:
                     self._returned(v)
+                if tv is _Name or tv is ast.Call:
+                    self._returned_made(v)
             # (a call that is a statement of its own: its value is not used)
             self.stmt_call = stmt.value if t is _Expr else None  # type: ignore[attr-defined]
             # (at module level, a stored lambda's body runs later: see `iter_calls`)
@@ -251,7 +331,10 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
             end = stmt.end_lineno or stmt.lineno
             self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
+            typing = _type_checking(stmt.test)  # type: ignore[attr-defined]
+            self.typing_only += typing
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.typing_only -= typing
             self.guards[-1] = None
             self.branches[-1] = (stmt.lineno, 1, end if self._leaves(stmt.orelse) else 0)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
@@ -270,8 +353,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             else:
                 imported = self.r.bind_import(stmt)
             line, col, end_line, end_col = self.span(stmt)
+            scope = TYPING_SCOPE if self.typing_only else self.scope
             for qual in imported:
-                self.info.imports.append((qual, line, col, end_line, end_col, self.scope))
+                self.info.imports.append((qual, line, col, end_line, end_col, scope))
         elif t is ast.While:
             self._loop(stmt)
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
@@ -285,6 +369,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
         elif t is ast.With or t is ast.AsyncWith:
             grad_off = 0
+            local_rng = 0
             for item in stmt.items:  # type: ignore[attr-defined]
                 self._visit_header(item.context_expr)
                 expr = item.context_expr
@@ -292,13 +377,17 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
                 qual = self.r.qualify(target)
                 if qual in _NO_GRAD and not (qual == "torch.set_grad_enabled" and isinstance(expr, ast.Call) and literal(get_arg(expr, 0, "mode")) is not False):
                     grad_off = 1
+                if qual is not None and isinstance(expr, ast.Call) and self._local_context(qual):
+                    local_rng = 1
                 if item.optional_vars is not None:
                     self._bind_targets(item.optional_vars)
             if grad_off:  # where in this scope no gradient flows (read by RPL405)
                 self.info.extra.setdefault(NO_GRAD_SPANS, {}).setdefault(self.scope, []).append((stmt.lineno, stmt.end_lineno))
             self.no_grad += grad_off
+            self.rng_local += local_rng
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.no_grad -= grad_off
+            self.rng_local -= local_rng
         elif t in _TRY_STATEMENTS:
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             for handler in stmt.handlers:  # type: ignore[attr-defined]
@@ -424,7 +513,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
             info.hydra_config_name = hydra_name
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources)
+        self.rng_local = 0  # (a function's body runs when it is called, not in the block it is defined in)
+        self.local_sources = frozenset()
         self.guards = []
         self.prefix = prefix
         self.scope = qual
@@ -443,7 +534,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources = saved
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:

@@ -69,6 +69,25 @@ class ModuleFacts:
             return bool(names and consts)
         return False
 
+    def _changes_configuration(self, call: ast.Call) -> bool:
+        """In a module that builds configuration objects (it imports a catalog
+        `config-builders` name), a call of a method of an object the module binds or imports
+        (`model.roi_heads.update(...)`): it changes the configuration, it does no work."""
+        builders = self.m.config_builders
+        if not any(imp[0].startswith(builders) for imp in self.info.imports):
+            return False
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        qual = self.r.qualify(root)
+        # a library module's function (`os.makedirs(...)`) is work; an object is configuration
+        return qual is None or qual.split(".", 1)[0] not in self.m.external_roots
+
     def _mark_module_work(self, stmt: ast.stmt) -> None:
         if self.info.module_work:
             return
@@ -78,6 +97,6 @@ class ModuleFacts:
             call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
             if isinstance(call, ast.Call):
                 qual = self.r.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
-                if qual in self.m.config_calls:
+                if qual in self.m.config_calls or self._changes_configuration(call):
                     return
             self.info.module_work = True

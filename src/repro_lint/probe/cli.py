@@ -248,8 +248,13 @@ def _emit(report: dict[str, Any], args) -> None:
         log = build_log(findings(report) if report["status"] != "error" else [], probe_rules())
         invocation: dict[str, Any] = {"executionSuccessful": report["status"] != "error"}
         reasons = report.get("inconclusive_reasons") or []
-        if reasons:  # what kept the probe from a verdict
-            invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": r}} for r in reasons]
+        notifications = [{"level": "warning", "message": {"text": r}} for r in reasons]  # what kept the probe from a verdict
+        notifications += [
+            {"level": "error", "message": {"text": f"error of the probe itself in run {e['run']} ({e['process']}, {e['where']}): {e['error']}"}}
+            for e in report.get("probe_errors") or []
+        ]
+        if notifications:
+            invocation["toolExecutionNotifications"] = notifications
         log["runs"][0]["invocations"] = [invocation]
         _write(json.dumps(log, indent=2) + "\n", args.output_file)
     else:

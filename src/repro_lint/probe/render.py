@@ -27,7 +27,17 @@ def render_text(report: dict[str, Any], console: Console) -> None:
     _compile(report.get("compile") or {}, console)
     for note in report.get("notes", []):
         console.print(f"Note: {escape(note)}")
+    _probe_errors(report.get("probe_errors") or [], console)
     _environment(report.get("environment"), console)
+
+
+def _probe_errors(items: list[dict[str, Any]], console: Console) -> None:
+    if not items:
+        return
+    console.print()
+    console.print("[bold]Errors of the probe itself[/] (your program ran on as it would without the probe):")
+    for e in items:
+        console.print(f"  run {e['run']}, {escape(e['process'])}, {escape(e['where'])}: {escape(e['error'])} ({e['count']} times)")
 
 
 def _where(location: Optional[dict[str, Any]]) -> str:

@@ -63,6 +63,12 @@ def build_report(
     units = [build_units(o.roots, o.children) for o in outcomes]
     names = {key: None for u in units for key in u}
     reasons = _inconclusive(outcomes, units)
+    probe_errors = _probe_errors(outcomes, audit)
+    if any(e["where"] == "fingerprint" and e["role"] == "compared" for e in probe_errors):
+        reasons.append(
+            "the probe failed to fingerprint some ops (its own error, see probe_errors), so runs that look alike "
+            "may still differ there"
+        )
     processes, divergences = _compare_all(outcomes, units, names, reasons)
     reaching = [d for d in divergences if d.reaches]
     benign = [d for d in divergences if not d.reaches]
@@ -92,11 +98,23 @@ def build_report(
         "cuda_nondeterministic_ops": _predictions(traces1, catalog_ops),
         "compile": _compile(traces1),
         "notes": sorted({p for t in traces1 for p in t.get("problems", [])}),
+        "probe_errors": probe_errors,
         "environment": first.data.get("environment"),
         "error": None,
     }
     report["findings"] = [f.to_dict() for f in findings(report)]
     return report
+
+
+def _probe_errors(outcomes: list[RunOutcome], audit: Optional[RunOutcome]) -> list[dict[str, Any]]:
+    """Failures of the probe's own code in the runs' processes (the program ran on)."""
+    out = []
+    for outcome, role in [*((o, "compared") for o in outcomes), *([(audit, "deterministic-audit")] if audit else [])]:
+        names = _process_names(build_units(outcome.roots, outcome.children))
+        for trace in [*outcome.roots.values(), *outcome.children]:
+            for e in trace.get("probe_errors", []):
+                out.append({**e, "run": outcome.plan.index, "role": role, "process": names.get(_key(trace)) or "main"})
+    return out
 
 
 def _headline_order(d: compare.Divergence) -> tuple:

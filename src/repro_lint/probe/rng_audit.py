@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from repro_lint.probe import errors
 from repro_lint.probe.frames import UserCode
 
 # Calls that reseed from OS entropy: after them a generator is unseeded again.
@@ -116,7 +117,10 @@ class RngAudit:
             local.busy = True  # calls made by a wrapped call are part of it
             try:
                 result = original(*args, **kwargs)
-                hook(args, kwargs, sys._getframe(1))
+                try:
+                    hook(args, kwargs, sys._getframe(1))
+                except Exception as exc:  # the probe's failure, not the program's
+                    errors.record(errors.RNG_AUDIT, exc, qualified)
                 return result
             finally:
                 local.busy = False

@@ -18,7 +18,7 @@ import sys
 import warnings
 from typing import Any, Optional
 
-from repro_lint.probe import processes
+from repro_lint.probe import errors, processes
 
 _ALERT = re.compile(r"does not have a deterministic implementation|use_deterministic_algorithms")
 _SESSION: Optional["Session"] = None
@@ -144,10 +144,18 @@ class Session:
         show = warnings.showwarning
 
         def showwarning(message, category, filename, lineno, file=None, line=None):
+            try:
+                if note_alert(message):
+                    return None
+            except Exception as exc:  # the probe's failure: the warning is shown as usual
+                errors.record(errors.OTHER, exc, "warning")
+            return show(message, category, filename, lineno, file, line)
+
+        def note_alert(message) -> bool:
             text = str(message)
             session = _SESSION  # a forked child's own session, not the one that installed this
             if not _ALERT.search(text) or session is None:
-                return show(message, category, filename, lineno, file, line)
+                return False
             recorder = session.recorder
             name_id, loc = recorder.current if recorder else (-1, -1)
             if loc < 0 and session.user is not None:
@@ -158,6 +166,7 @@ class Session:
                 op = named.group(1) if named else None
             key = (text.split(". ")[0], op, loc)
             session.alerts[key] = session.alerts.get(key, 0) + 1
+            return True
 
         warnings.showwarning = showwarning
         # Every occurrence counts, not only the first per location.
@@ -180,6 +189,7 @@ class Session:
             "segments": self.segments,
             "spawned": self.spawned,
             "problems": list(_PROBLEMS),
+            "probe_errors": errors.recorded(),
             "compile_calls": [[loc, n] for loc, n in self.compile_calls.items()],
             "alerts": [{"message": m, "op": op, "location": loc, "count": n} for (m, op, loc), n in self.alerts.items()],
         }
@@ -352,6 +362,7 @@ def _after_fork_in_child() -> None:
         child.recorder.start_fresh(stop_program=False)
         child.audit.start_fresh()
     _PROBLEMS.clear()
+    errors.clear()
     child.announce()
     _terminate_writes_trace()
 

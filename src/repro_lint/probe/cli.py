@@ -86,13 +86,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return _main(argv)
     except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _say(str(exc))  # argparse repeats the arguments it did not expect
         return 2
     except KeyboardInterrupt:
         print("repro-lint probe: interrupted", file=sys.stderr)
         return 2
     except Exception as exc:  # one line, never the probe's traceback
-        print(f"repro-lint probe: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"repro-lint probe: internal error: {type(exc).__name__}: {exc}")
         return 2
 
 
@@ -224,15 +224,24 @@ def _fail(failure, args, report: dict[str, Any]) -> int:
         said = next((line.strip() for line in message.splitlines() if set(line.strip()) - set("=-_ ")), "")
         message = f"{failure.exc_type}: {said}" if said else failure.exc_type
     text = _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run)
-    print(f"repro-lint probe: {text}", file=sys.stderr)
+    # The program's messages and tracebacks may hold secrets (a URL with a password, a token
+    # in an exception): redacted like every other output of the probe.
+    _say(f"repro-lint probe: {text}")
     if failure.traceback:
-        print(failure.traceback.rstrip(), file=sys.stderr)
+        _say(failure.traceback.rstrip())
     elif failure.stderr and failure.kind in ("crash", "timeout", "script-error", "script-exit"):
         # argparse and Hydra print their usage errors there before they exit
-        print("Last lines the program wrote to stderr:\n" + failure.stderr, file=sys.stderr)
+        _say("Last lines the program wrote to stderr:\n" + failure.stderr)
     if args.format != "text":
         _emit(report, args)
     return 2
+
+
+def _say(text: str) -> None:
+    """A line for the user on standard error, secrets redacted."""
+    from repro_lint.probe.redact import redact_text
+
+    print(redact_text(text), file=sys.stderr)
 
 
 def _emit(report: dict[str, Any], args) -> None:

@@ -35,6 +35,10 @@ def main(config_path: str) -> None:
     except BaseException as exc:  # a fault of the probe itself: report it, never a traceback
         result.update(status="probe-error", error={"type": type(exc).__name__, "message": str(exc)})
     result["seconds"] = round(time.monotonic() - started, 3)
+    if result.get("error"):
+        from repro_lint.probe.redact import redact_tree
+
+        result["error"] = redact_tree(result["error"])  # the program's message, even in a temporary file
     Path(config["result_path"]).write_text(json.dumps(result, separators=(",", ":")))
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -156,7 +156,8 @@ def _run(config: dict, result: dict) -> None:
     if config["snapshot"]:
         from repro_lint.probe.env_snapshot import take_snapshot
 
-        result["environment"] = take_snapshot()
+        project = os.path.dirname(target["path"]) if target["kind"] == "script" else os.getcwd()
+        result["environment"] = take_snapshot(project=project)
 
 
 def _compiled_graphs() -> int:

@@ -16,7 +16,7 @@ from repro_lint.probe.fingerprint import fingerprint_storage, fingerprint_tensor
 from repro_lint.probe.frames import UserCode
 from repro_lint.probe.predict import matching_entries
 from repro_lint.probe.rng_audit import RngAudit, torch_source
-from repro_lint.probe.trace_format import BACKWARD, COLLECTIVE, GLOBAL_DRAW, SINK, STATE
+from repro_lint.probe.trace_format import BACKWARD, COLLECTIVE, GLOBAL_DRAW, RANDOM, SINK, STATE
 
 # Ops whose outputs are uninitialised memory: their bits differ from run to run by design,
 # so their contents count as "unset" rather than as a difference. A later read of unset
@@ -155,10 +155,12 @@ class Recorder(TorchDispatchMode):
                 flags |= SINK
         else:
             out_hash = 0
+        if info.seeded:
+            flags |= RANDOM
         if info.seeded and not _has_generator(args, kwargs):
             flags |= GLOBAL_DRAW
             try:
-                self.audit.draw(torch_source(_device_type(out, args)), info.name, loc)
+                self.audit.draw(torch_source(_device_type(out, args)), info.name, loc, sys._getframe(1), out_hash)
             except Exception as exc:
                 errors.record(errors.RNG_AUDIT, exc, info.name)
         if info.predict:

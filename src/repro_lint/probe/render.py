@@ -145,6 +145,9 @@ def _seeding_text(judged: dict[str, Any]) -> str:
         text = f"Seeding of {source} judged: no call seeded it before this op"
     if judged["after"]:
         text += f"; {calls(judged['after'])} ran only after it"
+    if judged.get("elsewhere"):
+        places = ", ".join(f"{c['function']} at {_plain_where(c['location'])} in {c['process']}" for c in judged["elsewhere"])
+        text += f"; it was seeded only in other processes: {places}"
     return text + "."
 
 
@@ -176,13 +179,52 @@ def _draws(draws: list[dict[str, Any]], console: Console) -> None:
     if not draws:
         console.print("No draws from global random number generators.")
         return
-    table = _table(
-        "Draws from global random number generators (run 1)", "Source", "Call", "Location", "Seeded before", "Count"
-    )
+    # One row per call and line; the processes that made it in one cell (DataLoader workers
+    # and ranks repeat the same draws).
+    rows: dict[tuple, dict[str, Any]] = {}
     for d in draws:
+        loc = d["location"]
+        key = (d["source"], d["function"], d.get("kind"), d.get("during_import"), d["seeded"],
+               loc and (loc["path"], loc["line"], loc["column"]))
+        row = rows.setdefault(key, {"draw": d, "processes": [], "count": 0})
+        row["count"] += d["count"]
+        process = d.get("process") or "main"
+        if process not in row["processes"]:
+            row["processes"].append(process)
+    table = _table(
+        "Draws from global random number generators (run 1)", "Process", "Source", "Call", "Location", "Seeded before",
+        "Count",
+    )
+    for row in rows.values():
+        d = row["draw"]
         seeded = "yes" if d["seeded"] else "[red]no[/]"
-        table.add_row(d["source"], escape(d["function"]), _where(d["location"]), seeded, str(d["count"]))
+        call = d["function"] + ("() without a seed: from OS entropy" if d.get("kind") == "entropy-generator" else "")
+        where = _where(d["location"])
+        if d.get("during_import"):
+            where += escape(f" (while {d['during_import']} was imported)")
+        table.add_row(escape(_processes_cell(row["processes"])), d["source"], escape(call), where, seeded, str(row["count"]))
     console.print(table)
+
+
+def _processes_cell(names: list[str]) -> str:
+    """`main/worker 0-3` for a run of siblings, else the names."""
+    import re as _re
+
+    groups: dict[str, list[int]] = {}
+    plain = []
+    for name in names:
+        match = _re.fullmatch(r"(.*?)(\d+)", name)
+        if match:
+            groups.setdefault(match.group(1), []).append(int(match.group(2)))
+        else:
+            plain.append(name)
+    for prefix, numbers in groups.items():
+        numbers.sort()
+        if len(numbers) > 2 and numbers == list(range(numbers[0], numbers[-1] + 1)):
+            plain.append(f"{prefix}{numbers[0]}-{numbers[-1]}")
+        else:
+            plain.extend(f"{prefix}{n}" for n in numbers)
+    return ", ".join(plain)
 
 
 def _audit(audit: dict[str, Any], console: Console) -> None:

@@ -284,12 +284,40 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
     text = template.format(op=d.ops[0], other=d.ops[1], why=_draw_cause(unit_a.trace, d))
     if suspects:
         text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
-    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects):
+    left = _left_behind(a, b, d.kind) if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) else []
+    if left:
+        first_left = left[0]
+        text += (
+            f" Run {a.plan.index} created {display_path(first_left['path'])} (at {_where(first_left['location'])}), which was "
+            f"there when run {b.plan.index} started, and run {b.plan.index} {first_left['then']}: what the program does depends "
+            "on files an earlier run leaves behind (remove them before each run, or write them per run)."
+        )
+    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects or left):
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
             "hash values) of strings sees a different order in each."
         )
     sources = ["torch"] if d.kind == compare.UNSEEDED_DRAW else sorted({s["source"] for s in suspects.values()})
+    seeding = _seeding_judged(unit_a.trace, where_a, sources, process_index)
+    others = [t for t in [*a.roots.values(), *a.children] if t is not unit_a.trace]
+    names_a = _process_names(units_a)
+    for judged in seeding:
+        if judged["before"]:
+            continue
+        # A seed set in another process (a Hydra launcher's module-level seed, the main
+        # process of spawned workers) does not seed this one.
+        judged["elsewhere"] = [
+            _seeding(s, _Locations(t), names_a.get(_key(t)) or "main")
+            for t in others for s in t.get("seeds", [])
+            if judged["source"] in s["source"].split(",") and s["seeded"]
+        ]
+        if judged["elsewhere"]:
+            places = ", ".join(f"{c['function']} at {_where(c['location'])} in {c['process']}" for c in judged["elsewhere"])
+            text += (
+                f" The {judged['source']} generator was seeded only in other processes ({places}), not in {d.unit}: "
+                "every process starts its own generators, so seed in the process that draws (e.g. inside the Hydra "
+                "task function, or in a worker_init_fn)."
+            )
     return {
         "process": d.unit,
         "kind": d.kind,
@@ -307,8 +335,37 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
         "reaches": d.reason,
         "explanation": text,
         "suspects": list(suspects.values()),
-        "seeding": _seeding_judged(unit_a.trace, where_a, sources, process_index),
+        "seeding": seeding,
+        "left_behind": left,
     }
+
+
+def _left_behind(a: RunOutcome, b: RunOutcome, kind: str) -> list[dict[str, Any]]:
+    """Files the earlier run created that the later run then found (read, or wrote again
+    where it had been created): the later run's path can follow from them."""
+    def opened(outcome):
+        found = {}
+        for trace in [*outcome.roots.values(), *outcome.children]:
+            where = _Locations(trace)
+            for f in trace.get("files", []):
+                found.setdefault((f["path"], f["kind"]), dict(f, location=where.get(f["location"])))
+        return found
+
+    first, second = (a, b) if a.plan.index < b.plan.index else (b, a)
+    created = {path: f for (path, kind), f in opened(first).items() if kind == "write" and not f["existed"]}
+    later = opened(second)
+    out = []
+    for path, f in created.items():
+        read = later.get((path, "read"))
+        rewritten = later.get((path, "write"))
+        if read is not None:
+            then = f"read it (at {_where(read['location'])})"
+        elif rewritten is not None and rewritten["existed"]:
+            then = "found it already there"
+        else:
+            continue
+        out.append({"path": display_path(path), "location": f["location"], "then": then})
+    return out
 
 
 def _benign(d: compare.Divergence, outcomes, units) -> dict[str, Any]:
@@ -353,6 +410,8 @@ def _draw(draw: dict[str, Any], where: _Locations, process: Optional[str]) -> di
         "seeded": draw["seeded"],
         "count": draw["count"],
         "first_op_index": draw["first_op"],
+        "kind": draw.get("kind", "draw"),
+        "during_import": draw.get("importing"),
     }
     if process is not None:
         out["process"] = process

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from repro_lint.probe import errors
+from repro_lint.probe.fingerprint import stable_hash
 from repro_lint.probe.frames import UserCode
 
 # Calls that reseed from OS entropy: after them a generator is unseeded again.
@@ -40,6 +41,30 @@ class _Record:
     seeded: bool
     count: int
     first_op: int
+    importing: Optional[str] = None  # the module whose import made the draw
+    kind: str = "draw"  # or "entropy-generator": a generator object started from OS entropy
+    values: int = 0  # a digest of the values drawn (compared across seeds by --vary-seed)
+
+
+# Generator objects whose construction without a seed starts them from OS entropy:
+# (module, attribute, source). Their draws are not global, so only their start is audited.
+_ENTROPY_GENERATORS = (("numpy.random", "default_rng", "numpy"),)
+
+
+def importing_module(frame, user: UserCode) -> Optional[str]:
+    """The module whose import is running between `frame` and the user's code (a library that
+    draws while it is imported), or None."""
+    module = None
+    while frame is not None:
+        code = frame.f_code
+        if user.is_user_file(code.co_filename) and not code.co_filename.startswith("<"):
+            return None if module is None else module
+        if code.co_name == "<module>" and module is None:
+            module = frame.f_globals.get("__name__")
+        if code.co_filename.startswith("<frozen importlib") and module is not None:
+            return module
+        frame = frame.f_back
+    return None
 
 
 class RngAudit:
@@ -63,12 +88,23 @@ class RngAudit:
         # `torch.manual_seed` seeds every device; `torch.cuda.manual_seed*` only CUDA ones.
         return source in self._seeded or (source.startswith("torch.") and "torch" in self._seeded)
 
-    def draw(self, source: str, function: str, location: int) -> None:
+    def draw(self, source: str, function: str, location: int, frame=None, value: Any = None) -> None:
         seeded = self.is_seeded(source)
-        key = (source, function, location, seeded)
+        importing = importing_module(frame, self._user) if frame is not None else None
+        key = (source, function, location, seeded, importing)
         rec = self.draws.get(key)
         if rec is None:
-            self.draws[key] = _Record(source, function, location, seeded, 1, self._op_index())
+            rec = self.draws[key] = _Record(source, function, location, seeded, 0, self._op_index(), importing)
+        rec.count += 1
+        if value is not None:
+            rec.values = stable_hash((rec.values, value))
+
+    def entropy_generator(self, source: str, function: str, location: int) -> None:
+        """A generator object started without a seed (`numpy.random.default_rng()`)."""
+        key = (source, function, location, False, "entropy-generator")
+        rec = self.draws.get(key)
+        if rec is None:
+            self.draws[key] = _Record(source, function, location, False, 1, self._op_index(), kind="entropy-generator")
         else:
             rec.count += 1
 
@@ -100,6 +136,8 @@ class RngAudit:
             self._patch(name, self._seed_hook(sources, name, bool(seeder.get("requires-arg"))))
         for name, sources in _ENTROPY_RESEEDERS.items():
             self._patch(name, self._reseed_hook(sources, name))
+        for module, attr, source in _ENTROPY_GENERATORS:
+            self._patch(f"{module}.{attr}", self._generator_hook(source, f"{module}.{attr}"))
 
     def _patch(self, qualified: str, hook: Callable[[tuple, dict, Any], None]) -> None:
         module_name, _, attr = qualified.rpartition(".")
@@ -118,7 +156,7 @@ class RngAudit:
             try:
                 result = original(*args, **kwargs)
                 try:
-                    hook(args, kwargs, sys._getframe(1))
+                    hook(args, kwargs, sys._getframe(1), result)
                 except Exception as exc:  # the probe's failure, not the program's
                     errors.record(errors.RNG_AUDIT, exc, qualified)
                 return result
@@ -135,13 +173,23 @@ class RngAudit:
         self._patched.clear()
 
     def _draw_hook(self, source: str, name: str):
-        def hook(args, kwargs, frame):
-            self.draw(source, name, self._user.location_id(frame))
+        def hook(args, kwargs, frame, result=None):
+            if result is None and args and isinstance(args[0], list):
+                result = tuple(args[0])  # shuffled in place
+            self.draw(source, name, self._user.location_id(frame), frame, _digest(result))
+
+        return hook
+
+    def _generator_hook(self, source: str, name: str):
+        def hook(args, kwargs, frame, result=None):
+            seed = args[0] if args else kwargs.get("seed")
+            if seed is None:
+                self.entropy_generator(source, name, self._user.location_id(frame))
 
         return hook
 
     def _seed_hook(self, sources: tuple[str, ...], name: str, requires_arg: bool):
-        def hook(args, kwargs, frame):
+        def hook(args, kwargs, frame, result=None):
             value = args[0] if args else next(iter(kwargs.values()), None)
             fixed = not (requires_arg and value is None)
             self.seeding(sources, name, self._user.location_id(frame), fixed)
@@ -149,10 +197,26 @@ class RngAudit:
         return hook
 
     def _reseed_hook(self, sources: tuple[str, ...], name: str):
-        def hook(args, kwargs, frame):
+        def hook(args, kwargs, frame, result=None):
             self.seeding(sources, name, self._user.location_id(frame), False)
 
         return hook
+
+
+def _digest(value: Any) -> Any:
+    """What identifies drawn values across runs: the value itself for Python numbers, the
+    bytes of an array (numpy draws)."""
+    if value is None or isinstance(value, (int, float, str, bool)):
+        return value
+    tobytes = getattr(value, "tobytes", None)
+    if callable(tobytes):
+        try:
+            return stable_hash(tobytes())
+        except Exception:
+            return type(value).__name__
+    if isinstance(value, (list, tuple)):
+        return stable_hash(repr(value)[:10000])
+    return type(value).__name__
 
 
 def _probe_sources(name: str, sources: list[str]) -> list[str]:

@@ -46,6 +46,7 @@ class Session:
         self.user: Any = None
         self.audit: Any = None
         self.recorder: Any = None
+        self.files: Any = None
         self.alerts: dict[tuple, int] = {}
         self.compile_calls: dict[int, int] = {}
         self.spawned: list[dict] = []
@@ -120,6 +121,13 @@ class Session:
             predict=config["predict"], stop_program=not self.child,
         )
         self.recorder.segment = self.current_segment()
+        from repro_lint.probe.files import FileWatch
+
+        self.files = FileWatch(
+            self.user.location_id, lambda: len(self.recorder.ops) if self.recorder else 0, self.run_dir,
+            lambda path: not self.user.is_user_file(path),
+        )
+        self.files.install()
         watch_buffers()
         self._watch_alerts()
 
@@ -180,7 +188,7 @@ class Session:
         def records(table):
             return [
                 {"source": r.source, "function": r.function, "location": r.location, "seeded": r.seeded,
-                 "count": r.count, "first_op": r.first_op}
+                 "count": r.count, "first_op": r.first_op, "importing": r.importing, "kind": r.kind, "values": r.values}
                 for r in table.values()
             ]
 
@@ -190,6 +198,7 @@ class Session:
             "spawned": self.spawned,
             "problems": list(_PROBLEMS),
             "probe_errors": errors.recorded(),
+            "files": list(self.files.opened.values()) if self.files is not None else [],
             "compile_calls": [[loc, n] for loc, n in self.compile_calls.items()],
             "alerts": [{"message": m, "op": op, "location": loc, "count": n} for (m, op, loc), n in self.alerts.items()],
         }
@@ -355,12 +364,14 @@ def _after_fork_in_child() -> None:
     if parent is None or facts is None:
         return
     child = Session(parent.config, parent.run_dir, root=parent.root, child=True, parent=facts)
-    child.user, child.audit, child.recorder = parent.user, parent.audit, parent.recorder
+    child.user, child.audit, child.recorder, child.files = parent.user, parent.audit, parent.recorder, parent.files
     child.alerts = {}
     _SESSION = child
     if child.recorder is not None:
         child.recorder.start_fresh(stop_program=False)
         child.audit.start_fresh()
+        if child.files is not None:
+            child.files.start_fresh()
     _PROBLEMS.clear()
     errors.clear()
     child.announce()

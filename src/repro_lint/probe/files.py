@@ -26,9 +26,13 @@ class FileWatch:
         self._skip = skip  # the run's own folder
         self._library = library  # paths of installed code (imports read them)
         self.opened: dict[tuple[str, str], dict[str, Any]] = {}
+        self.saves: list[dict[str, Any]] = []  # what torch.save wrote (see `checkpoints`)
+        self.steps: list[int] = []  # the op index after each optimizer step
 
     def start_fresh(self) -> None:
         self.opened = {}
+        self.saves = []
+        self.steps = []
 
     def install(self) -> None:
         original = builtins.open
@@ -55,6 +59,12 @@ class FileWatch:
         if torch is not None:  # torch.save and torch.load write and read files without `open`
             torch.save = self._wrap(torch.save, "w", 1)
             torch.load = self._wrap(torch.load, "r", 0)
+            try:
+                from torch.optim.optimizer import register_optimizer_step_post_hook
+
+                register_optimizer_step_post_hook(lambda *_: self.steps.append(self._op_index()))
+            except Exception as exc:
+                errors.record(errors.OTHER, exc, "optimizer steps")
 
     def _wrap(self, original, mode: str, position: int):
         watch = self
@@ -70,11 +80,28 @@ class FileWatch:
             result = original(*args, **kwargs)
             if note is not None:
                 watch._after(note)
+            if mode == "w":
+                watch._saved(args, kwargs, sys._getframe(1))
             return result
 
         call.__wrapped__ = original  # type: ignore[attr-defined]
         call.__name__, call.__qualname__, call.__doc__ = original.__name__, original.__qualname__, original.__doc__
         return call
+
+    def _saved(self, args: tuple, kwargs: dict, frame) -> None:
+        """A checkpoint written with torch.save: what it holds, where and at which step."""
+        try:
+            from repro_lint.probe.checkpoints import contents
+
+            obj = args[0] if args else kwargs.get("obj")
+            target = args[1] if len(args) > 1 else kwargs.get("f")
+            path = os.path.abspath(os.fsdecode(os.fspath(target))) if isinstance(target, (str, bytes, os.PathLike)) else None
+            self.saves.append({
+                "path": path, "contents": contents(obj), "location": self._location(frame), "first_op": self._op_index(),
+                "step": len(self.steps),
+            })
+        except Exception as exc:
+            errors.record(errors.OTHER, exc, "torch.save")
 
     def _before(self, file: Any, mode: str, frame) -> Optional[tuple]:
         if isinstance(file, int) or len(self.opened) >= _LIMIT:

@@ -67,6 +67,22 @@ def findings(report: dict[str, Any]) -> list[Finding]:
     for item in report.get("benign_divergences", []):
         message = f"runs differ at {item['op']} in {item['process']} but the difference is benign: {item['reason']}"
         out.append(_finding("RPP105", item["location"], fallback, message))
+    for stream in (report.get("seed_sensitivity") or {}).get("streams", []):
+        if not stream["changes"]:
+            where = "" if stream["process"] == "main" else f" in {stream['process']}"
+            message = (
+                f"{stream['function']} ({stream['kind']}{where}) drew the same values with both seeds: this stream "
+                "ignores the program's seed"
+            )
+            out.append(_finding("RPP106", stream["location"], fallback, message))
+    for saved in report.get("checkpoints") or []:
+        if not saved["rng_state"]:
+            what = " and ".join(c for c in saved["contents"] if not c.startswith("rng:"))
+            message = (
+                f"checkpoint {saved['path'] or '(a file object)'} holds {what} state but no RNG state (saved after "
+                f"step {saved['step']}): a run resumed from it draws other random numbers than this run"
+            )
+            out.append(_finding("RPP107", saved["location"], fallback, message))
     for alert in report["deterministic_audit"]["alerts"]:
         out.append(_finding("RPP103", alert["location"], fallback, f"{alert['message']} ({alert['count']} times)"))
     for p in report["cuda_nondeterministic_ops"]:

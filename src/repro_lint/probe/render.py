@@ -17,6 +17,8 @@ def render_text(report: dict[str, Any], console: Console) -> None:
     if report["status"] == "error":
         return
     _inconclusive(report.get("inconclusive_reasons", []), report["status"], console)
+    _seed_streams(report.get("seed_sensitivity"), console)
+    _resume(report, console)
     _divergence(report.get("divergence"), console)
     _benign(report.get("benign_divergences", []), console)
     _processes(report.get("processes", []), console)
@@ -29,6 +31,48 @@ def render_text(report: dict[str, Any], console: Console) -> None:
         console.print(f"Note: {escape(note)}")
     _probe_errors(report.get("probe_errors") or [], console)
     _environment(report.get("environment"), console)
+
+
+def _seed_streams(section: Optional[dict[str, Any]], console: Console) -> None:
+    if not section:
+        return
+    console.print()
+    how = {"argument": f"with {section.get('option')}", "environment": f"with {section.get('variable')}",
+           "intercept": "by moving every seed the program sets"}[section["method"]]
+    console.print(f"Seeds varied {escape(how)}: {escape(' / '.join(section['seeds']))}")
+    streams = section["streams"]
+    if not streams:
+        console.print("No random stream ran in both runs.")
+        return
+    table = _table("Random streams", "Process", "Stream", "Call", "Location", "Draws", "With the other seed")
+    for s in sorted(streams, key=lambda s: s["changes"]):
+        changed = "changed" if s["changes"] else "[red]same values[/]"
+        count = str(s["count"][0]) if s["count"][0] == s["count"][1] else " / ".join(map(str, s["count"]))
+        table.add_row(escape(s["process"]), escape(s["kind"]), escape(s["function"]), _where(s["location"]), count, changed)
+    console.print(table)
+
+
+def _resume(report: dict[str, Any], console: Console) -> None:
+    saved = report.get("checkpoints")
+    resume = report.get("resume")
+    if saved is None and resume is None:
+        return
+    console.print()
+    if resume is not None and resume.get("resumed_from"):
+        start = resume["resumed_from"]
+        console.print(
+            f"Resumed run: from {escape(start['path'])} (saved after step {start['step']}), "
+            f"{resume['compared_steps']} steps compared with the uninterrupted run."
+        )
+    if saved:
+        table = _table("Checkpoints (run 1)", "Location", "Path", "Step", "Holds", "RNG state")
+        for c in saved:
+            rng = ", ".join(c["rng_state"]) or "[red]none[/]"
+            table.add_row(_where(c["location"]), escape(c["path"] or "(file object)"), str(c["step"]),
+                          escape(", ".join(x for x in c["contents"] if not x.startswith("rng:"))), rng)
+        console.print(table)
+    elif saved is not None:
+        console.print("No checkpoint with optimizer or model state was saved.")
 
 
 def _probe_errors(items: list[dict[str, Any]], console: Console) -> None:
@@ -52,7 +96,7 @@ def _header(report: dict[str, Any], console: Console) -> None:
         name = display_path(target["path"])
     else:
         name = target["module"] + (f":{target['function']}" if target.get("function") else "")
-    runs = [r for r in report.get("runs", []) if r["role"] == "compared"]
+    runs = [r for r in report.get("runs", []) if r["role"] in ("compared", "seed-varied", "resumed")]
     stops = {r["stop_reason"] for r in runs if r["stop_reason"]}
     facts = [f"{len(runs)} runs on {report.get('device') or report['settings']['device']}"] if runs else []
     if runs:
@@ -70,6 +114,10 @@ def _header(report: dict[str, Any], console: Console) -> None:
         "diverged": "[bold red]Runs diverge.[/]",
         "inconclusive": "[bold yellow]Inconclusive:[/] the probe could not record everything the program ran.",
         "error": "[bold red]The probe could not compare runs.[/]",
+        "seed-ignored": "[bold red]Some random streams ignore the seed:[/] they drew the same values with another seed.",
+        "seed-followed": "[green]Every random stream changed with the seed.[/]",
+        "incomplete-checkpoints": "[bold red]Runs are identical, but checkpoints lack RNG state:[/] a resumed run "
+        "would draw other random numbers.",
     }[report["status"]]
     console.print(verdict)
 

@@ -7,7 +7,7 @@ import linecache
 from typing import Any, Optional
 
 import repro_lint
-from repro_lint.probe import compare
+from repro_lint.probe import compare, resume_report, seed_report
 from repro_lint.probe.findings import display_path, findings
 from repro_lint.probe.launch import RunFailed, RunOutcome
 from repro_lint.probe.units import Unit, build_units
@@ -58,7 +58,13 @@ def build_report(
     audit: Optional[RunOutcome],
     audit_failure: Optional[RunFailed],
     catalog_ops: dict[str, dict[str, Any]],
+    mode: str = "repeat",
+    seed_method: Optional[dict[str, Any]] = None,
+    check_checkpoints: bool = False,
 ) -> dict[str, Any]:
+    """`mode`: "repeat" (the runs should be identical), "vary-seed" (run 2 had another seed:
+    which random streams did not change) or "resume" (run 2 resumed from a checkpoint of run
+    1: where it parts ways with it). `check_checkpoints`: --resume-check."""
     first = outcomes[0]
     units = [build_units(o.roots, o.children) for o in outcomes]
     names = {key: None for u in units for key in u}
@@ -69,7 +75,10 @@ def build_report(
             "the probe failed to fingerprint some ops (its own error, see probe_errors), so runs that look alike "
             "may still differ there"
         )
-    processes, divergences = _compare_all(outcomes, units, names, reasons)
+    if mode == "repeat":
+        processes, divergences = _compare_all(outcomes, units, names, reasons)
+    else:  # the runs differ on purpose: what is compared is in the mode's own section
+        processes, divergences = [], []
     reaching = [d for d in divergences if d.reaches]
     benign = [d for d in divergences if not d.reaches]
     headline = min(reaching, key=_headline_order) if reaching else None
@@ -102,14 +111,82 @@ def build_report(
         "environment": first.data.get("environment"),
         "error": None,
     }
+    if mode == "vary-seed":
+        _seed_section(report, outcomes, units, seed_method or {})
+    if mode == "resume":
+        _resume_section(report, outcomes, units)
+    if check_checkpoints:
+        saved = resume_report.checkpoints(traces1, _Locations, proc_names)
+        report["checkpoints"] = saved
+        if report["status"] == "identical" and any(not c["rng_state"] for c in saved):
+            report.update(status="incomplete-checkpoints", exit_code=1)
     report["findings"] = [f.to_dict() for f in findings(report)]
     return report
+
+
+def _seed_section(report: dict[str, Any], outcomes: list[RunOutcome], units: list, method: dict[str, Any]) -> None:
+    found = []
+    for outcome, unit in zip(outcomes, units):
+        found.append(seed_report.streams(outcome, unit, _process_names(unit), _Locations))
+    streams = seed_report.compare_streams(found[0], found[1])
+    fixed = [s for s in streams if not s["changes"]]
+    report["seed_sensitivity"] = dict(method, streams=streams)
+    report["runs"][1]["role"] = "seed-varied"
+    if report["status"] != "inconclusive" or fixed:
+        status = "seed-ignored" if fixed else "seed-followed"
+        report.update(status=status, exit_code=1 if fixed else 0)
+
+
+def _resume_section(report: dict[str, Any], outcomes: list[RunOutcome], units: list) -> None:
+    full, resumed = outcomes[0].roots.get("main"), outcomes[1].roots.get("main")
+    report["runs"][1]["role"] = "resumed"
+    section: dict[str, Any] = {"resumed_from": None, "compared_steps": 0}
+    report["resume"] = section
+    if full is None or resumed is None:
+        report["notes"].append("--resume-args compares the main process only; this run has ranks")
+        return
+    start = resume_report.resumed_from(full, resumed)
+    if start is None:
+        report["notes"].append(
+            "the resumed run loaded no checkpoint that the uninterrupted run saved (torch.save/torch.load of a path), "
+            "so the runs were not compared"
+        )
+        report.update(status="inconclusive", exit_code=2)
+        report["inconclusive_reasons"].append("the resumed run did not load a checkpoint of the uninterrupted run")
+        return
+    d, compared = resume_report.compare_resumed(full, resumed, start)
+    section.update(resumed_from={"path": display_path(start["path"]), "step": start["step"]}, compared_steps=compared)
+    if compared == 0:
+        report["inconclusive_reasons"].append(
+            f"the uninterrupted run made no optimizer step after step {start['step']}, where the checkpoint was saved"
+        )
+        report.update(status="inconclusive", exit_code=2)
+        return
+    if d is None:
+        report.update(status="identical", exit_code=0)
+        return
+    divergence = _divergence(d, outcomes, units, files=False)  # the resumed run reads run 1's checkpoint by design
+    where = display_path(start["path"])
+    divergence["explanation"] = (
+        f"The run resumed from {where} (saved after step {start['step']}) parts ways with the uninterrupted run: "
+        + divergence["explanation"]
+    )
+    if d.kind in (compare.UNSEEDED_DRAW, compare.EXTERNAL_INPUT, compare.CONTROL_FLOW):
+        missing = [c for c in report.get("checkpoints") or resume_report.checkpoints([full], _Locations, {})
+                   if c["path"] == start["path"] and not c["rng_state"]]
+        if missing:
+            divergence["explanation"] += (
+                " The checkpoint holds no RNG state, so the resumed run draws from another generator state than the "
+                "uninterrupted run did at that step: save torch.get_rng_state() (and numpy's, Python's, CUDA's) with it "
+                "and restore them when resuming."
+            )
+    report.update(status="diverged", exit_code=1, divergence=divergence)
 
 
 def _probe_errors(outcomes: list[RunOutcome], audit: Optional[RunOutcome]) -> list[dict[str, Any]]:
     """Failures of the probe's own code in the runs' processes (the program ran on)."""
     out = []
-    for outcome, role in [*((o, "compared") for o in outcomes), *([(audit, "deterministic-audit")] if audit else [])]:
+    for outcome, role in [*((o, o.plan.role) for o in outcomes), *([(audit, "deterministic-audit")] if audit else [])]:
         names = _process_names(build_units(outcome.roots, outcome.children))
         for trace in [*outcome.roots.values(), *outcome.children]:
             for e in trace.get("probe_errors", []):
@@ -260,7 +337,9 @@ def _run_info(o: RunOutcome, role: str, units: dict[str, Unit]) -> dict[str, Any
     }
 
 
-def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[dict[str, Unit]]) -> dict[str, Any]:
+def _divergence(
+    d: compare.Divergence, outcomes: list[RunOutcome], units: list[dict[str, Unit]], files: bool = True
+) -> dict[str, Any]:
     by_run = {o.plan.index: (o, u) for o, u in zip(outcomes, units)}
     (a, units_a), (b, units_b) = by_run[d.runs[0]], by_run[d.runs[1]]
     unit_a = units_a.get(d.unit) or units_b[d.unit]
@@ -284,7 +363,7 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
     text = template.format(op=d.ops[0], other=d.ops[1], why=_draw_cause(unit_a.trace, d))
     if suspects:
         text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
-    left = _left_behind(a, b, d.kind) if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) else []
+    left = _left_behind(a, b, d.kind) if files and d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) else []
     if left:
         first_left = left[0]
         text += (

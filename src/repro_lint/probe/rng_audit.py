@@ -77,6 +77,7 @@ class RngAudit:
         self.draws: dict[tuple, _Record] = {}
         self.seeds: dict[tuple, _Record] = {}
         self._patched: list[tuple[Any, str, Any]] = []
+        self.seed_shift = 0  # --vary-seed: added to every seed the program sets (see `_shifted`)
 
     def start_fresh(self) -> None:
         """A forked child's own records; which generators are seeded is inherited."""
@@ -133,13 +134,14 @@ class RngAudit:
                 continue  # helpers end in the basic seeders, which are wrapped themselves
             name = seeder["name"]
             sources = tuple(_probe_sources(name, seeder.get("sources", [])))
-            self._patch(name, self._seed_hook(sources, name, bool(seeder.get("requires-arg"))))
+            shift = self._shifted if self.seed_shift else None
+            self._patch(name, self._seed_hook(sources, name, bool(seeder.get("requires-arg"))), shift)
         for name, sources in _ENTROPY_RESEEDERS.items():
             self._patch(name, self._reseed_hook(sources, name))
         for module, attr, source in _ENTROPY_GENERATORS:
             self._patch(f"{module}.{attr}", self._generator_hook(source, f"{module}.{attr}"))
 
-    def _patch(self, qualified: str, hook: Callable[[tuple, dict, Any], None]) -> None:
+    def _patch(self, qualified: str, hook: Callable[..., None], before: Optional[Callable[[tuple, dict], tuple]] = None) -> None:
         module_name, _, attr = qualified.rpartition(".")
         module = _existing_module(module_name)
         original = getattr(module, attr, None) if module is not None else None
@@ -154,6 +156,8 @@ class RngAudit:
                 return original(*args, **kwargs)
             local.busy = True  # calls made by a wrapped call are part of it
             try:
+                if before is not None:
+                    args, kwargs = before(args, kwargs)
                 result = original(*args, **kwargs)
                 try:
                     hook(args, kwargs, sys._getframe(1), result)
@@ -166,6 +170,21 @@ class RngAudit:
         wrapper.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
         setattr(module, attr, wrapper)
         self._patched.append((module, attr, original))
+
+    def _shifted(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The seeding call's arguments with the seed moved by `seed_shift` (`--vary-seed`
+        without a seed option of the program's). Not in a DataLoader worker: a worker's seed
+        should follow from the loader's base seed, and a `worker_init_fn` that seeds with a
+        constant is what the comparison is to find."""
+        data = sys.modules.get("torch.utils.data")
+        if data is not None and data.get_worker_info() is not None:
+            return args, kwargs
+        if args:
+            return (_moved(args[0], self.seed_shift), *args[1:]), kwargs
+        for key in ("seed", "a"):
+            if key in kwargs:
+                return args, dict(kwargs, **{key: _moved(kwargs[key], self.seed_shift)})
+        return args, kwargs
 
     def uninstall(self) -> None:
         for module, attr, original in reversed(self._patched):
@@ -201,6 +220,18 @@ class RngAudit:
             self.seeding(sources, name, self._user.location_id(frame), False)
 
         return hook
+
+
+def _moved(seed: Any, shift: int) -> Any:
+    if isinstance(seed, bool) or seed is None:
+        return seed
+    if isinstance(seed, int):
+        return (seed + shift) % 2**32  # numpy accepts seeds below 2**32
+    if isinstance(seed, float):
+        return seed + shift
+    if isinstance(seed, (str, bytes)):
+        return seed + (f"+{shift}" if isinstance(seed, str) else f"+{shift}".encode())
+    return seed
 
 
 def _digest(value: Any) -> Any:

@@ -115,6 +115,7 @@ class Session:
         config = self.config
         self.user = UserCode(target_roots)
         self.audit = RngAudit(self.user, lambda: len(self.recorder.ops) if self.recorder else 0)
+        self.audit.seed_shift = int(config.get("seed_shift") or 0)
         self.audit.install(config["rng_catalog"])
         self.recorder = Recorder(
             self.user, self.audit, max_ops=config["max_ops"], fingerprints=config["fingerprints"],
@@ -199,6 +200,8 @@ class Session:
             "problems": list(_PROBLEMS),
             "probe_errors": errors.recorded(),
             "files": list(self.files.opened.values()) if self.files is not None else [],
+            "saves": self.files.saves if self.files is not None else [],
+            "steps": self.files.steps if self.files is not None else [],
             "compile_calls": [[loc, n] for loc, n in self.compile_calls.items()],
             "alerts": [{"message": m, "op": op, "location": loc, "count": n} for (m, op, loc), n in self.alerts.items()],
         }

@@ -374,7 +374,9 @@ def _divergence(
     if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects or left):
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
-            "hash values) of strings sees a different order in each."
+            "hash values) of strings sees a different order in each. No unseeded draw and no file left by the earlier "
+            "run was seen; probe again with PYTHONHASHSEED=0 set to tell hash order from other inputs (the clock, "
+            "the network, files changed meanwhile)."
         )
     sources = ["torch"] if d.kind == compare.UNSEEDED_DRAW else sorted({s["source"] for s in suspects.values()})
     seeding = _seeding_judged(unit_a.trace, where_a, sources, process_index)

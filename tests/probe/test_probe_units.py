@@ -368,3 +368,13 @@ def test_a_failing_condition_is_the_probes_error_and_the_program_runs_on():
     failures = errors.recorded()
     assert [(f["where"], f["count"]) for f in failures] == [("prediction", 1)]
     assert "KeyError" in failures[0]["error"]
+
+
+def test_seed_option_is_set_in_the_programs_arguments():
+    from repro_lint.probe.seed_report import seeded_args
+
+    assert seeded_args(["--epochs", "1"], "--seed {seed}", 7) == ["--epochs", "1", "--seed", "7"]
+    assert seeded_args(["--seed", "0", "--epochs", "1"], "--seed {seed}", 7) == ["--seed", "7", "--epochs", "1"]
+    assert seeded_args(["--seed=0"], "--seed={seed}", 7) == ["--seed=7"]
+    assert seeded_args(["-m", "+seed=0", "lr=1"], "seed={seed}", 7) == ["-m", "+seed=7", "lr=1"]  # Hydra's append stays
+    assert seeded_args(["lr=1"], "seed={seed}", 7) == ["lr=1", "seed=7"]

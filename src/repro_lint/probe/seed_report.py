@@ -42,7 +42,7 @@ def seeded_args(args: list[str], template: str, seed: int) -> list[str]:
     for i, word in enumerate(out):
         if word.split("=", 1)[0] == option or word.split("=", 1)[0] == "+" + option:
             if "=" in word:
-                out[i] = words[0]
+                out[i] = ("+" if word.startswith("+") and not words[0].startswith("+") else "") + words[0]
             elif i + 1 < len(out) and len(words) > 1:
                 out[i + 1] = words[1]
             else:

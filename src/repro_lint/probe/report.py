@@ -143,7 +143,8 @@ def _resume_section(report: dict[str, Any], outcomes: list[RunOutcome], units: l
     section: dict[str, Any] = {"resumed_from": None, "compared_steps": 0}
     report["resume"] = section
     if full is None or resumed is None:
-        report["notes"].append("--resume-args compares the main process only; this run has ranks")
+        report["inconclusive_reasons"].append("--resume-args compares the main process only; this run has ranks")
+        report.update(status="inconclusive", exit_code=2)
         return
     start = resume_report.resumed_from(full, resumed)
     if start is None:

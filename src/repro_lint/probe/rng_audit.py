@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from repro_lint.probe import errors
 from repro_lint.probe.fingerprint import stable_hash
-from repro_lint.probe.frames import UserCode
+from repro_lint.probe.frames import UserCode, code_file
 
 # Calls that reseed from OS entropy: after them a generator is unseeded again.
 _ENTROPY_RESEEDERS = {
@@ -202,8 +202,10 @@ class RngAudit:
     def _generator_hook(self, source: str, name: str):
         def hook(args, kwargs, frame, result=None):
             seed = args[0] if args else kwargs.get("seed")
-            if seed is None:
-                self.entropy_generator(source, name, self._user.location_id(frame))
+            location = self._user.location_id(frame)
+            # a library's own generator (a temporary name, a scheduler's jitter) is not the program's
+            if seed is None and location >= 0 and self._user.is_user_file(code_file(frame)):
+                self.entropy_generator(source, name, location)
 
         return hook
 

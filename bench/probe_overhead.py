@@ -11,6 +11,14 @@ Then the same for work in several processes: the loop fed by a DataLoader with t
 worker processes, and two DistributedDataParallel ranks on gloo (`torchrun
 --nproc-per-node 2` against `repro-lint probe --nproc-per-node 2`), where every process
 is recorded.
+
+    python bench/probe_overhead.py --scenarios [--write bench/PROBE.md]
+
+runs the probe on the scenario scripts of the test suite (plain loops, numpy, DataLoader
+workers, Lightning, the Hugging Face Trainer, accelerate, DDP, Hydra, ...), each once with
+`repro-lint probe` as a user runs it and twice plain, and prints the verdict, whether the
+first divergence is the expected one, and the CPU time of the probe against two plain runs.
+Scenarios whose framework is not installed are left out.
 """
 
 from __future__ import annotations
@@ -187,6 +195,102 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+SCRIPTS = ROOT / "tests" / "probe" / "scripts"
+HYDRA = ["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "+scale=1,2"]
+TORCHRUN = ["-m", "torch.distributed.run", "--nproc-per-node", "2"]
+
+# name, script (under tests/probe/scripts), program arguments, probe options, plain launcher,
+# module it needs, expected status, expected first divergence (process prefix, marker) or None.
+# "{tmp}" is a fresh folder per scenario.
+SCENARIOS = [
+    ("plain loop, seeded", "unseeded_rand.py", ["--seed"], [], [], None, "identical", None),
+    ("plain loop, unseeded", "unseeded_rand.py", [], [], [], None, "diverged", ("main", "DATA LINE")),
+    ("numpy in the main process", "numpy_draw.py", [], [], [], None, "diverged", ("main", "NUMPY LINE", 1)),
+    ("numpy in workers, torch seeded", "worker_numpy.py", [], [], [], None, "identical", None),
+    ("workers reseeded from entropy", "loader_workers.py", [], [], [], None, "diverged", ("main/worker", "GETITEM LINE")),
+    ("IterableDataset, persistent workers", "realistic/iterable_persistent.py", [], [], [], None, "identical", None),
+    ("torch.compile + bf16 autocast", "realistic/compiled_autocast.py", [], [], [], None, "identical", None),
+    ("AdaptiveAvgPool2d((2, 2)) step", "adaptive_pool.py", [], [], [], None, "identical", None),
+    ("DataLoader workers, float batches", "float_batches.py", [], [], [], None, "identical", None),
+    ("Lightning, seed_everything", "realistic/lightning_train.py", ["--seed"], [], [], "lightning", "identical", None),
+    ("Lightning, unseeded", "realistic/lightning_train.py", [], [], [], "lightning", "diverged", ("main", None)),
+    ("HF Trainer, model built first", "realistic/hf_trainer.py", [], [], [], "transformers", "diverged", ("main", None)),
+    ("HF Trainer, model_init", "realistic/hf_trainer.py", ["--model-init"], [], [], "transformers", "identical", None),
+    ("accelerate, set_seed", "realistic/accelerate_train.py", ["--seed"], [], [], "accelerate", "identical", None),
+    ("accelerate, unseeded", "realistic/accelerate_train.py", [], [], [], "accelerate", "diverged", ("main", None)),
+    ("DDP 2 ranks gloo, seeded", "ddp_train.py", ["--seed"], ["--nproc-per-node", "2"], TORCHRUN, None, "identical", None),
+    ("DDP 2 ranks gloo, unseeded", "ddp_train.py", [], ["--nproc-per-node", "2"], TORCHRUN, None, "diverged", ("rank 0", "MODEL LINE")),
+    ("DDP 2 ranks, time seeds, --max-ops 255", "ddp_time_seeds.py", [], ["--nproc-per-node", "2", "--max-ops", "255"], TORCHRUN,
+     None, "diverged", ("rank", None)),
+    ("Hydra joblib sweep, seeded in the task", "hydra_app.py", [*HYDRA, "+seed=0", "hydra.sweep.dir={tmp}/s"], [], [],
+     "hydra_plugins.hydra_joblib_launcher", "identical", None),
+    ("Hydra joblib sweep, seed in the launcher only", "hydra_module_seed.py", [*HYDRA, "hydra.sweep.dir={tmp}/s"], [], [],
+     "hydra_plugins.hydra_joblib_launcher", "diverged", ("main/job", "MODEL LINE")),
+    ("set order (hash seed)", "hash_order.py", [], [], [], None, "diverged", ("main", "TENSOR LINE")),
+    ("time seed", "realistic/time_seed.py", [], [], [], None, "diverged", ("main", None)),
+    ("numpy default_rng() unseeded", "entropy_rng.py", [], [], [], None, "diverged", ("main", "RNG LINE", 1)),
+    ("file written by run 1, read by run 2", "file_cache.py", ["{tmp}"], [], [], None, "diverged", ("main", None)),
+    ("--vary-seed, loader with a fixed generator", "seed_option.py", ["--fixed-loader"],
+     ["--vary-seed", "--seed-arg", "--seed {seed}"], [], None, "seed-ignored", None),
+    ("--vary-seed, seed followed", "seed_option.py", [], ["--vary-seed", "--seed-arg", "--seed {seed}"], [], None,
+     "seed-followed", None),
+    ("--resume-check, no RNG state", "checkpoints.py", ["--out", "{tmp}"],
+     ["--resume-check", "--resume-args", "--out {tmp} --resume {tmp}/step2.pt"], [], None, "diverged", ("main", "FORWARD LINE")),
+    ("--resume-check, RNG state saved", "checkpoints.py", ["--out", "{tmp}", "--with-rng"],
+     ["--resume-check", "--resume-args", "--out {tmp} --resume {tmp}/step2.pt --with-rng"], [], None, "identical", None),
+]
+
+
+def _marker_line(script: str, marker: str) -> int:
+    for number, line in enumerate((SCRIPTS / script).read_text().splitlines(), 1):
+        if f"# {marker}" in line:
+            return number
+    raise ValueError(marker)
+
+
+def run_scenarios(threads: int) -> list[str]:
+    import importlib.util
+    import json
+
+    rows = []
+    for name, script, program, options, launcher, needs, status, expected in SCENARIOS:
+        if needs and importlib.util.find_spec(needs.split(".")[0]) is None:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            fill = lambda words: [w.replace("{tmp}", tmp) for w in words]  # noqa: E731
+            path = str(SCRIPTS / script)
+            plain_cmd = [sys.executable, *launcher, path, *fill(program)]
+            _, plain_cpu = _timed(plain_cmd, 1, threads)
+            _, plain_cpu2 = _timed(plain_cmd, 1, threads)
+            # a plain run may leave files the next one finds (the file-cache scenario)
+            for leftover in Path(tmp).glob("*"):
+                if leftover.is_file():
+                    leftover.unlink()
+            report = Path(tmp) / "report.json"
+            probe_cmd = [sys.executable, "-m", "repro_lint", "probe", "--format", "json", "-o", str(report),
+                         *fill(options), path, "--", *fill(program)]
+            probe_wall, probe_cpu = _timed(probe_cmd, 1, threads)
+            data = json.loads(report.read_text()) if report.exists() else {"status": "no report"}
+        got = data["status"]
+        d = data.get("divergence") or {}
+        named = "-"
+        if expected:
+            process, marker, *offset = expected
+            line = _marker_line(script, marker) + (offset[0] if offset else 0) if marker else None
+            loc = d.get("location") or {}
+            ok = str(d.get("process", "")).startswith(process) and (line is None or loc.get("line") == line)
+            named = ("yes" if ok else "NO") + f" ({d.get('process')}, {d.get('kind')}, line {loc.get('line')})"
+        elif got in ("seed-ignored", "seed-followed"):
+            ignored = [s for s in data["seed_sensitivity"]["streams"] if not s["changes"]]
+            named = f"{len(ignored)} stream(s) ignore the seed"
+        verdict = got if got == status else f"{got} (expected {status})"
+        ratio = probe_cpu / (plain_cpu + plain_cpu2) if plain_cpu + plain_cpu2 else 0
+        rows.append(f"| {name} | {verdict} | {named} | {plain_cpu + plain_cpu2:.1f} s | {probe_cpu:.1f} s "
+                    f"({probe_wall:.0f} s wall) | {ratio:.1f}× |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=20)
@@ -194,7 +298,33 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads (default: torch's)")
     parser.add_argument("--write", type=Path, help="write the results as a markdown section to this file")
+    parser.add_argument("--scenarios", action="store_true", help="the probe on the test suite's scenarios (see above)")
     args = parser.parse_args()
+    if args.scenarios:
+        rows = run_scenarios(args.threads)
+        lines = [
+            "## Scenarios",
+            "",
+            f"Measured {datetime.date.today().isoformat()} with `python bench/probe_overhead.py --scenarios` on "
+            f"{_cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, load average {os.getloadavg()[0]:.1f} "
+            "when it finished. CPU time is user + system of every process; the probe's is the whole command as a user "
+            "runs it (two compared runs and the deterministic-algorithms run, or the two runs of --vary-seed and "
+            "--resume-check), against two plain runs of the program.",
+            "",
+            "| Scenario | Verdict | First divergence as expected | CPU, two plain runs | CPU, `repro-lint probe` | Ratio |",
+            "|---|---|---|---|---|---|",
+            *rows,
+        ]
+        if args.write:
+            text = args.write.read_text() if args.write.exists() else ""
+            start = text.find("## Scenarios")
+            if start >= 0:
+                end = text.find("\n## ", start + 1)
+                text = text[:start] + text[end + 1:] if end >= 0 else text[:start]
+            args.write.write_text(text.rstrip() + "\n\n" + "\n".join(lines) + "\n")
+        else:
+            print("\n".join(lines))
+        return
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

@@ -43,10 +43,15 @@ OPTIONAL = {
     "exempt-argument": dict,
     "always-affected": list,
     "warn-only-stays-nondeterministic": bool,
+    "exact-when-used": list,
     # read by the probe only: facts of the running aten operator
     "aten-argument": dict,
     "operand-layout": dict,
     "aten-backward": list,
+    "operand-dtype": dict,
+    "devices": list,
+    "duplicate-indices": dict,
+    "python-caller": list,
 }
 
 
@@ -108,6 +113,14 @@ def test_runtime_condition_schemas():
             spec = op["operand-layout"]
             assert set(spec) == {"position", "values"} and spec["values"], op["id"]
             assert all(v.startswith("sparse") or v == "strided" for v in spec["values"]), op["id"]
+        if "operand-dtype" in op:
+            spec = op["operand-dtype"]
+            assert set(spec) == {"position", "values"} and spec["values"], op["id"]
+            assert set(spec["values"]) <= {"floating", "complex", "integer", "bool", "quantized"}, op["id"]
+        if "duplicate-indices" in op:
+            assert set(op["duplicate-indices"]) == {"name", "position"}, op["id"]
+            assert op["with-deterministic-algorithms"] == "deterministic", op["id"]  # an alert ignores the data
+        assert set(op.get("devices", ["cpu"])) <= {"cpu", "cuda"}, op["id"]
 
 
 def test_ids_unique():

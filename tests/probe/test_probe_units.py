@@ -321,3 +321,60 @@ def test_code_sent_by_value_is_placed_in_the_file_it_was_written_in(tmp_path):
     exec(compile("import sys\ndef job():\n    return sys._getframe()\n", "<string>", "exec"), other)
     inner = other["job"]()
     assert inner.f_code.co_filename == "<string>" and user.user_frame(inner) is not inner
+
+
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
+def test_predictions_check_the_conditions_a_running_op_shows():
+    """Conditions the catalog states for the data (dtype, repeated indices, device, which
+    function called the op) are checked on the running op, so ordinary calls are not flagged."""
+    import inspect
+
+    def train():
+        torch.zeros(3).resize_(6)  # FLOAT RESIZE
+        q = torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)
+        q.resize_(4)  # QUANTIZED RESIZE
+        torch.zeros(4, dtype=torch.long).index_add_(0, torch.tensor([0, 0]), torch.ones(2, dtype=torch.long))  # INT ADD
+        torch.zeros(4).index_add_(0, torch.tensor([0, 1]), torch.ones(2))  # UNIQUE ADD
+        torch.zeros(4).index_add_(0, torch.tensor([1, 1]), torch.ones(2))  # REPEATED ADD
+        x = torch.ones(1, 1, 4, 4, requires_grad=True)
+        torch.nn.functional.interpolate(x, size=(2, 2), mode="area").sum().backward()  # AREA
+        torch.nn.AdaptiveAvgPool2d((2, 2))(x).sum().backward()  # POOL
+
+    recorder, _, user = record(train, repro_lint.core.catalog.load("nondeterministic_ops"))
+    lines, start = inspect.getsourcelines(train)
+    line = {text.rsplit("# ", 1)[1].strip(): start + i for i, text in enumerate(lines) if "  # " in text}
+    by_line: dict[int, set] = {}
+    for (entry, _op, loc, _device, _backward), _count in recorder.predicted.items():
+        by_line.setdefault(user.locations[loc][1], set()).add(entry)
+    assert line["FLOAT RESIZE"] not in by_line
+    assert by_line[line["QUANTIZED RESIZE"]] == {"resize_quantized"}
+    assert line["INT ADD"] not in by_line and line["UNIQUE ADD"] not in by_line
+    assert by_line[line["REPEATED ADD"]] == {"index_add"}
+    assert "interpolate_area" in by_line[line["AREA"]]
+    assert by_line[line["POOL"]] == {"adaptive_avg_pool2d_backward"}
+
+
+def test_a_failing_condition_is_the_probes_error_and_the_program_runs_on():
+    """An entry whose evaluation fails (here: a value list missing) must not reach the
+    program: the op returns its result and the failure is counted as the probe's."""
+    from repro_lint.probe import errors
+
+    broken = {"op": [{"id": "broken", "aten": ["aten::add"], "argument": {"name": "alpha", "position": 2}}]}
+    errors.clear()
+    out = []
+    recorder, _, _ = record(lambda: out.append(torch.ones(2).add(torch.ones(2), alpha=2)), broken)
+    assert out[0].tolist() == [3.0, 3.0]
+    assert any(op[0] == recorder.names.index("aten::add") for op in recorder.ops)
+    failures = errors.recorded()
+    assert [(f["where"], f["count"]) for f in failures] == [("prediction", 1)]
+    assert "KeyError" in failures[0]["error"]
+
+
+def test_seed_option_is_set_in_the_programs_arguments():
+    from repro_lint.probe.seed_report import seeded_args
+
+    assert seeded_args(["--epochs", "1"], "--seed {seed}", 7) == ["--epochs", "1", "--seed", "7"]
+    assert seeded_args(["--seed", "0", "--epochs", "1"], "--seed {seed}", 7) == ["--seed", "7", "--epochs", "1"]
+    assert seeded_args(["--seed=0"], "--seed={seed}", 7) == ["--seed=7"]
+    assert seeded_args(["-m", "+seed=0", "lr=1"], "seed={seed}", 7) == ["-m", "+seed=7", "lr=1"]  # Hydra's append stays
+    assert seeded_args(["lr=1"], "seed={seed}", 7) == ["lr=1", "seed=7"]

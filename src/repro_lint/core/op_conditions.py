@@ -35,6 +35,37 @@ EXEMPT = "exempt-argument"  # calls passing one of `values` (or any number, `num
 LAYOUT = "operand-layout"  # the operand at `position` must have one of the layouts `values` (e.g. sparse)
 ARGUMENT = "argument"  # the argument must have one of `values`; its default is outside them
 ATEN_ARGUMENT = "aten-argument"  # an argument only the aten operator has (`transposed` of convolution)
+# Facts of a running call that source does not show; only the probe's accessor (`running=True`)
+# is asked for them, a call in source is judged without them.
+OPERAND_DTYPE = "operand-dtype"  # the operand at `position` has a dtype of one of the kinds `values`
+DEVICES = "devices"  # the op runs on one of these device types (entries about one device only)
+DUPLICATE_INDICES = "duplicate-indices"  # the index operand `name` (or at `position`) repeats a position
+# the forward call came through one of these `torch.nn.functional` functions (an aten operator
+# that several Python functions share)
+PYTHON_CALLER = "python-caller"
+RUNNING_ONLY = (OPERAND_DTYPE, DEVICES, DUPLICATE_INDICES, PYTHON_CALLER)
+# The kinds of dtype `operand-dtype` names.
+DTYPE_KINDS = ("floating", "complex", "integer", "bool", "quantized")
+
+
+# What a condition compares: the values a catalog lists (strings, numbers, booleans and lists
+# of them). Anything else (a tensor where an aten operator's overload has another argument at
+# the catalog's position) cannot be judged: comparing it would run the object's own `==`.
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def comparable(value: Any) -> bool:
+    """Whether `value` is of a type a catalog condition lists (see `_PLAIN`)."""
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, _PLAIN) for v in value)
+    return isinstance(value, _PLAIN)
+
+
+def listed(value: Any, values: Any) -> bool:
+    """`value in values`, for values of the listed types only (tuples compare as lists)."""
+    if not comparable(value):
+        return False
+    return (list(value) if isinstance(value, tuple) else value) in list(values or ())
 
 
 def decode(spec: dict, value: Any) -> Any:
@@ -48,9 +79,13 @@ def decode(spec: dict, value: Any) -> Any:
     return value
 
 
-def evaluate(op: dict, get: Getter, api: Optional[str] = None) -> Any:
+def evaluate(op: dict, get: Getter, api: Optional[str] = None, *, running: bool = False) -> Any:
     """True when the call is affected, False when a condition rules it out, or what an
-    accessor decided (`Decided.result`)."""
+    accessor decided (`Decided.result`). `running`: the accessor sees a running operator's
+    real arguments and is asked for the `RUNNING_ONLY` conditions too.
+
+    A value of a type the catalog does not list (see `comparable`) is never compared: an
+    exemption then does not apply, and a required value counts as unknown (affected)."""
     spec = op.get(REQUIRES)
     # `only`: the call forms the requirement applies to (a running aten operator is all of them)
     if spec is not None and (api is None or api in spec.get("only", (api,))):
@@ -66,7 +101,7 @@ def evaluate(op: dict, get: Getter, api: Optional[str] = None) -> Any:
             if value.result is not True:
                 return value.result
         elif value is not ABSENT:
-            if value in spec.get("values", ()):
+            if listed(value, spec.get("values", ())):
                 return False
             if spec.get("numbers") and isinstance(value, (int, float)) and not isinstance(value, bool):
                 return False
@@ -76,7 +111,7 @@ def evaluate(op: dict, get: Getter, api: Optional[str] = None) -> Any:
         if isinstance(value, Decided):
             if value.result is not True:
                 return value.result
-        elif value is ABSENT or value not in spec["values"]:
+        elif value is ABSENT or not listed(value, spec["values"]):
             return False
     spec = op.get(ARGUMENT)
     if spec is not None and api not in op.get("always-affected", ()):
@@ -84,15 +119,28 @@ def evaluate(op: dict, get: Getter, api: Optional[str] = None) -> Any:
         if isinstance(value, Decided):
             if value.result is not True:
                 return value.result
-        elif value is ABSENT or decode(spec, value) not in spec["values"]:
+        elif value is ABSENT:
+            return False
+        elif comparable(value) and not listed(decode(spec, value), spec["values"]):
             return False
     spec = op.get(ATEN_ARGUMENT)
     if spec is not None:
         value = get(ATEN_ARGUMENT, spec)
         if isinstance(value, Decided):
             return value.result
-        if value is not ABSENT and decode(spec, value) not in spec["values"]:
+        if value is not ABSENT and comparable(value) and not listed(decode(spec, value), spec["values"]):
             return False
+    if running:
+        for kind in RUNNING_ONLY:
+            spec = op.get(kind)
+            if spec is None:
+                continue
+            value = get(kind, spec)
+            if isinstance(value, Decided):
+                if value.result is not True:
+                    return value.result
+            elif value is False:
+                return False
     return True
 
 

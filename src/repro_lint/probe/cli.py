@@ -75,6 +75,23 @@ def _parser() -> argparse.ArgumentParser:
         "--nproc-per-node", type=_positive_int, metavar="N",
         help="run N ranks of the program as torchrun does (rendezvous on localhost) and compare rank by rank",
     )
+    p.add_argument(
+        "--vary-seed", action="store_true",
+        help="run twice with different seeds and report the random streams that do not change (RPP106)",
+    )
+    p.add_argument(
+        "--seed-arg", metavar="TEMPLATE",
+        help="with --vary-seed: the program's seed option, e.g. '--seed {seed}' or 'seed={seed}' (Hydra)",
+    )
+    p.add_argument("--seed-env", metavar="NAME", help="with --vary-seed: the environment variable the program reads its seed from")
+    p.add_argument(
+        "--resume-check", action="store_true",
+        help="report checkpoints saved without RNG state (RPP107); with --resume-args, compare a resumed run",
+    )
+    p.add_argument(
+        "--resume-args", metavar="ARGS",
+        help="with --resume-check: the program's arguments that resume from a checkpoint the first run saves",
+    )
     p.add_argument("--stdin", type=Path, metavar="FILE", help="give every run this file as standard input (default: none)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--output-file", "-o", type=Path, metavar="FILE", help="write the report to this file")
@@ -86,13 +103,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return _main(argv)
     except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _say(str(exc))  # argparse repeats the arguments it did not expect
         return 2
     except KeyboardInterrupt:
         print("repro-lint probe: interrupted", file=sys.stderr)
         return 2
     except Exception as exc:  # one line, never the probe's traceback
-        print(f"repro-lint probe: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _say(f"repro-lint probe: internal error: {type(exc).__name__}: {exc}")
         return 2
 
 
@@ -138,6 +155,10 @@ def _main(argv: list[str]) -> int:
     plans = plan_runs(args.runs, dict(os.environ))
     if args.no_deterministic_run:
         plans = plans[:-1]
+    mode, seed_method = _mode(args, target, plans)
+    if mode != "repeat":
+        plans = plans[:2]
+        settings["mode"] = mode
     progress = _Progress(len(plans))
     tmp = tempfile.mkdtemp(prefix="repro-lint-probe-")
     try:
@@ -172,9 +193,52 @@ def _main(argv: list[str]) -> int:
         audit=audit,
         audit_failure=audit_failure,
         catalog_ops={op["id"]: op for op in nondeterministic.get("op", [])},
+        mode=mode,
+        seed_method=seed_method,
+        check_checkpoints=args.resume_check,
     )
     _emit(report, args)
     return report["exit_code"]
+
+
+def _mode(args, target: dict[str, Any], plans: list) -> tuple[str, Optional[dict[str, Any]]]:
+    """The runs --vary-seed and --resume-check ask for, set on the first two plans."""
+    if (args.seed_arg or args.seed_env) and not args.vary_seed:
+        raise _UsageError("repro-lint probe: --seed-arg and --seed-env go with --vary-seed")
+    if args.resume_args is not None and not args.resume_check:
+        raise _UsageError("repro-lint probe: --resume-args goes with --resume-check")
+    if args.vary_seed and args.resume_check:
+        raise _UsageError("repro-lint probe: --vary-seed and --resume-check are separate probes; give one")
+    if args.vary_seed:
+        from repro_lint.probe.seed_report import SEEDS, SHIFT, seeded_args
+
+        if args.seed_arg and args.seed_env:
+            raise _UsageError("repro-lint probe: give --seed-arg or --seed-env, not both")
+        first, second = plans[0], plans[1]
+        second.role = "seed-varied"
+        if args.seed_arg:
+            if "{seed}" not in args.seed_arg:
+                raise _UsageError("repro-lint probe: --seed-arg must hold {seed}, e.g. --seed-arg '--seed {seed}'")
+            first.args, second.args = (seeded_args(target["args"], args.seed_arg, seed) for seed in SEEDS)
+            return "vary-seed", {"method": "argument", "option": args.seed_arg, "seeds": [str(s) for s in SEEDS]}
+        if args.seed_env:
+            first.env, second.env = ({args.seed_env: str(seed)} for seed in SEEDS)
+            return "vary-seed", {"method": "environment", "variable": args.seed_env, "seeds": [str(s) for s in SEEDS]}
+        second.seed_shift = SHIFT
+        return "vary-seed", {"method": "intercept", "seeds": ["as the program sets them", f"each moved by {SHIFT}"]}
+    if args.resume_check and args.resume_args is not None:
+        import shlex
+
+        try:
+            resume = shlex.split(args.resume_args)
+        except ValueError as exc:
+            raise _UsageError(f"repro-lint probe: --resume-args: {exc}") from None
+        second = plans[1]
+        second.role, second.args = "resumed", resume
+        # Only the checkpoint should differ: both runs start from the same hash and torch seeds.
+        second.hash_seed, second.torch_seed = plans[0].hash_seed, plans[0].torch_seed
+        return "resume", None
+    return "repeat", None
 
 
 def _compiles(outcome) -> bool:
@@ -224,15 +288,24 @@ def _fail(failure, args, report: dict[str, Any]) -> int:
         said = next((line.strip() for line in message.splitlines() if set(line.strip()) - set("=-_ ")), "")
         message = f"{failure.exc_type}: {said}" if said else failure.exc_type
     text = _FAILURES.get(failure.kind, "{message}").format(message=message, run=failure.run)
-    print(f"repro-lint probe: {text}", file=sys.stderr)
+    # The program's messages and tracebacks may hold secrets (a URL with a password, a token
+    # in an exception): redacted like every other output of the probe.
+    _say(f"repro-lint probe: {text}")
     if failure.traceback:
-        print(failure.traceback.rstrip(), file=sys.stderr)
+        _say(failure.traceback.rstrip())
     elif failure.stderr and failure.kind in ("crash", "timeout", "script-error", "script-exit"):
         # argparse and Hydra print their usage errors there before they exit
-        print("Last lines the program wrote to stderr:\n" + failure.stderr, file=sys.stderr)
+        _say("Last lines the program wrote to stderr:\n" + failure.stderr)
     if args.format != "text":
         _emit(report, args)
     return 2
+
+
+def _say(text: str) -> None:
+    """A line for the user on standard error, secrets redacted."""
+    from repro_lint.probe.redact import redact_text
+
+    print(redact_text(text), file=sys.stderr)
 
 
 def _emit(report: dict[str, Any], args) -> None:
@@ -248,8 +321,13 @@ def _emit(report: dict[str, Any], args) -> None:
         log = build_log(findings(report) if report["status"] != "error" else [], probe_rules())
         invocation: dict[str, Any] = {"executionSuccessful": report["status"] != "error"}
         reasons = report.get("inconclusive_reasons") or []
-        if reasons:  # what kept the probe from a verdict
-            invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": r}} for r in reasons]
+        notifications = [{"level": "warning", "message": {"text": r}} for r in reasons]  # what kept the probe from a verdict
+        notifications += [
+            {"level": "error", "message": {"text": f"error of the probe itself in run {e['run']} ({e['process']}, {e['where']}): {e['error']}"}}
+            for e in report.get("probe_errors") or []
+        ]
+        if notifications:
+            invocation["toolExecutionNotifications"] = notifications
         log["runs"][0]["invocations"] = [invocation]
         _write(json.dumps(log, indent=2) + "\n", args.output_file)
     else:

@@ -18,6 +18,7 @@ from rich.table import Table
 from repro_lint.probe.console import make_console
 from repro_lint.probe.env_diff import diff_snapshots
 from repro_lint.probe.env_snapshot import take_snapshot
+from repro_lint.probe.redact import redact_text
 
 _CELL = 70  # longer values are cut in the table; --format json keeps them whole
 
@@ -45,7 +46,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return _snapshot(args) if args.command == "snapshot" else _diff(args)
     except Exception as exc:  # the user gets a message, never the tool's traceback
-        print(f"repro-lint env: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(redact_text(f"repro-lint env: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return 2
 
 

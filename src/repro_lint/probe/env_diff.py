@@ -9,9 +9,17 @@ from typing import Any, Optional
 
 from repro_lint.probe.redact import REDACTED, redact_text, secret_name
 
-# Sections in the order a reader should see them: determinism settings and library
-# versions explain most differences in results; the rest is context.
-_SECTION_ORDER = ["determinism", "torch", "packages", "python", "platform", "editable", "environment"]
+# Sections in the order a reader should see them: what changes results first (determinism
+# settings; torch and its GPU stack, GPU model and variables; the CPU's vector units and the
+# BLAS/OpenMP libraries with their thread counts, which set the order of float reductions;
+# library versions), then context (Python, platform, the project's and editable installs'
+# checkouts, environment variables).
+_SECTION_ORDER = [
+    "determinism", "torch", "gpu_settings", "cpu", "threads", "packages", "conda", "python", "platform", "project",
+    "editable", "environment",
+]
+# Sections keyed by environment variable names: secrets are redacted by name there.
+_VARIABLE_SECTIONS = ("environment", "gpu_settings")
 _IGNORED = {"schema", "created"}
 # Packages whose versions change numerics directly; listed before the other packages.
 _NUMERIC_PACKAGES = ("torch", "nvidia-", "triton", "numpy", "cuda-", "scipy", "jax", "tensorflow", "xformers", "flash-attn")
@@ -44,14 +52,14 @@ def diff_snapshots(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
 def _shown(section: str, name: str, value: Optional[str]) -> Optional[str]:
     if value is None:
         return None
-    if section == "environment" and secret_name(name):
+    if (section in _VARIABLE_SECTIONS or name.startswith("variables.")) and secret_name(name.rsplit(".", 1)[-1]):
         return REDACTED
     return redact_text(value)
 
 
 def _relevance(d: Difference) -> tuple:
     section = _SECTION_ORDER.index(d.section) if d.section in _SECTION_ORDER else len(_SECTION_ORDER)
-    numeric = 0 if d.section == "packages" and d.name.startswith(_NUMERIC_PACKAGES) else 1
+    numeric = 0 if d.section in ("packages", "conda") and d.name.startswith(_NUMERIC_PACKAGES) else 1
     return (section, numeric, d.name)
 
 

@@ -9,6 +9,7 @@ import sys
 from multiprocessing.reduction import ForkingPickler
 from typing import Optional
 
+from repro_lint.probe import errors
 from repro_lint.probe import session as sessions
 
 
@@ -23,11 +24,18 @@ def wrap_hydra_run_job(module) -> None:
         session = sessions.current()
         if label is None or session is None:
             return original(task_function, config, *args, **kwargs)
-        session.enter_segment(label)
+        try:
+            session.enter_segment(label)
+        except Exception as exc:
+            errors.record(errors.OTHER, exc, "hydra job")
+            return original(task_function, config, *args, **kwargs)
         try:
             return original(task_function, config, *args, **kwargs)
         finally:
-            session.leave_segment()
+            try:
+                session.leave_segment()
+            except Exception as exc:
+                errors.record(errors.OTHER, exc, "hydra job")
 
     run_job.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
     module.run_job = run_job
@@ -122,10 +130,13 @@ def install_sinks(session) -> None:
         original = getattr(owner, name)
 
         def sink(self, *args, **kwargs):
-            frame = sys._getframe(1)
-            # the probe's own fingerprints read values too
-            if isinstance(self, torch.Tensor) and not frame.f_globals.get("__name__", "").startswith("repro_lint."):
-                recorder.note_sink(kind, self, frame)
+            try:
+                frame = sys._getframe(1)
+                # the probe's own fingerprints read values too
+                if isinstance(self, torch.Tensor) and not frame.f_globals.get("__name__", "").startswith("repro_lint."):
+                    recorder.note_sink(kind, self, frame)
+            except Exception as exc:
+                errors.record(errors.RESULTS, exc, name)
             return original(self, *args, **kwargs)
 
         sink.__name__ = getattr(original, "__name__", name)
@@ -158,9 +169,12 @@ def install_sinks(session) -> None:
 
     def compile(*args, **kwargs):
         session_now = sessions.current()
-        # `@torch.compile(mode=...)` first returns a decorator: count the call that gets the code
-        if session_now is not None and (args and args[0] is not None or kwargs.get("model") is not None):
-            session_now.note_compile(sys._getframe(1))
+        try:
+            # `@torch.compile(mode=...)` first returns a decorator: count the call that gets the code
+            if session_now is not None and (args and args[0] is not None or kwargs.get("model") is not None):
+                session_now.note_compile(sys._getframe(1))
+        except Exception as exc:
+            errors.record(errors.OTHER, exc, "torch.compile")
         return original_compile(*args, **kwargs)
 
     compile.__wrapped__ = original_compile  # type: ignore[attr-defined]
@@ -169,7 +183,10 @@ def install_sinks(session) -> None:
 
 def _sending(reducer, recorder):
     def reduce(tensor):
-        recorder.note_sink("send", tensor, None)
+        try:
+            recorder.note_sink("send", tensor, None)
+        except Exception as exc:
+            errors.record(errors.RESULTS, exc, "send")
         return reducer(tensor)
 
     return reduce

@@ -35,6 +35,10 @@ class RunPlan:
     hash_seed: Optional[str] = None  # None: inherited from the user's environment
     torch_seed: int = 0
     snapshot: bool = False
+    role: str = "compared"  # or "deterministic-audit", "seed-varied", "resumed"
+    args: Optional[list[str]] = None  # the program's arguments in this run, where they differ
+    env: dict[str, str] = field(default_factory=dict)  # variables set for this run only
+    seed_shift: int = 0  # added to every seed the program sets (--vary-seed)
 
 
 @dataclass
@@ -107,8 +111,11 @@ def launch(
     starts recorded in the run's folder."""
     run_dir = workdir / f"run{plan.index}"
     run_dir.mkdir()
+    target = base["target"] if plan.args is None else dict(base["target"], args=list(plan.args))
     config = dict(
         base,
+        target=target,
+        seed_shift=plan.seed_shift,
         torch_seed=plan.torch_seed,
         deterministic=plan.deterministic,
         fingerprints=not plan.deterministic,  # that run is audited, not compared
@@ -119,7 +126,7 @@ def launch(
         ranks=nproc,
         compiled=compiled,
     )
-    env = dict(os.environ)
+    env = dict(os.environ, **plan.env)
     if plan.hash_seed is not None:
         env["PYTHONHASHSEED"] = plan.hash_seed
     if device == "cpu":

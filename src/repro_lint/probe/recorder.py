@@ -11,11 +11,12 @@ from typing import Any, Optional
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from repro_lint.probe import errors
 from repro_lint.probe.fingerprint import fingerprint_storage, fingerprint_tensors, stable_hash
 from repro_lint.probe.frames import UserCode
 from repro_lint.probe.predict import matching_entries
 from repro_lint.probe.rng_audit import RngAudit, torch_source
-from repro_lint.probe.trace_format import BACKWARD, COLLECTIVE, GLOBAL_DRAW, SINK, STATE
+from repro_lint.probe.trace_format import BACKWARD, COLLECTIVE, GLOBAL_DRAW, RANDOM, SINK, STATE
 
 # Ops whose outputs are uninitialised memory: their bits differ from run to run by design,
 # so their contents count as "unset" rather than as a difference. A later read of unset
@@ -33,6 +34,9 @@ _UNINITIALISED = frozenset(
 # another tensor object wraps (nn.Parameter), are not an input.
 _OVERWRITING = frozenset({"aten::fill_", "aten::zero_", "aten::copy_"})
 
+# The fingerprint of what the probe failed to fingerprint (the failure is counted in `errors`).
+_FAILED = 0xFFFF_FFFF_FFFF_FFFF
+
 _current_node = getattr(torch._C, "_current_autograd_node", lambda: None)
 _sequence_nr = getattr(torch._C._autograd, "_get_sequence_nr", None)
 
@@ -45,7 +49,7 @@ class ProbeStop(BaseException):
 class _OpInfo:
     __slots__ = (
         "name", "name_id", "view", "seeded", "uninit", "overwrites", "outs", "predict", "positions", "mutated",
-        "collective",
+        "collective", "callers",
     )
 
 
@@ -75,12 +79,15 @@ class Recorder(TorchDispatchMode):
         self._predict_table = predict or {}
         self._infos: dict[Any, _OpInfo] = {}
         self._cache: dict[int, tuple[Any, int, int]] = {}
-        self._forward: dict[int, tuple[int, int]] = {}  # autograd sequence nr -> (location, op)
+        # autograd sequence nr -> (location, op, torch functions that called the op)
+        self._forward: dict[int, tuple[int, int, frozenset]] = {}
+        self._callers: frozenset = frozenset()  # of the op running now (see `python-caller`)
         self._stop_pending = False
         self._births: dict[int, tuple[int, int]] = {}  # id(tensor) -> (op index, slot) where first seen
         self.sinks: list[list] = []  # [kind, location, fingerprint, op index, segment]: values that left torch
         self.segment: Optional[str] = None  # the job or task running now (see session.enter_segment)
         self.state: dict[str, int] = {}  # parameter/buffer (by birth) -> fingerprint after its last write
+        self.on_stop = None  # told the reason when the recording stops (the ranks of a run: the others stop too)
 
     def start_fresh(self, *, stop_program: bool) -> None:
         """A forked child's own trace: what the parent recorded stays with the parent."""
@@ -102,39 +109,66 @@ class Recorder(TorchDispatchMode):
                 self._stop_pending = False
                 raise ProbeStop(self.stop_reason)
             return func(*args, **kwargs)
-        info = self._infos.get(func) or self._info(func)
-        node = _current_node()
-        loc, forward = self._locate(node, info.name_id)
+        # Everything but `func(...)` is the probe's own work: a failure there is counted as
+        # the probe's error (see `errors`) and the op runs as it would without the probe.
+        try:
+            info = self._infos.get(func) or self._info(func)
+        except Exception as exc:
+            errors.record(errors.OTHER, exc, getattr(func, "__name__", str(func)))
+            return func(*args, **kwargs)
+        try:
+            node = _current_node()
+            loc, forward = self._locate(node, info)
+        except Exception as exc:
+            errors.record(errors.LOCATION, exc, info.name)
+            node, loc, forward = None, -1, -1
+            self._callers = frozenset()
         flags = 0 if node is None else BACKWARD
         index = len(self.ops)
-        if info.collective:
-            # Compared by their results: what a rank's buffer held before (a broadcast's
-            # target, an all_gather's output list) is not an input.
-            flags |= COLLECTIVE
-            in_hash = stable_hash((info.name, [_plain(v) for v in _flatten(args) if not isinstance(v, torch.Tensor)]))
-        else:
-            in_hash = self._input_hash(info, args, kwargs, index) if self.fingerprints else 0
+        try:
+            if info.collective:
+                # Compared by their results: what a rank's buffer held before (a broadcast's
+                # target, an all_gather's output list) is not an input.
+                flags |= COLLECTIVE
+                in_hash = stable_hash((info.name, [_plain(v) for v in _flatten(args) if not isinstance(v, torch.Tensor)]))
+            else:
+                in_hash = self._input_hash(info, args, kwargs, index) if self.fingerprints else 0
+        except Exception as exc:
+            errors.record(errors.FINGERPRINT, exc, info.name)
+            in_hash = _FAILED
         outer, self.current = self.current, (info.name_id, loc)
         try:
             out = func(*args, **kwargs)
-            if info.collective:
-                _wait(out)
         finally:
             self.current = outer
+        if info.collective:
+            _wait(out)  # a collective that fails fails as the program's own wait would
         if self.fingerprints:
-            out_hash, wrote_state = self._output_hash(info, out, in_hash, args, kwargs, index)
+            try:
+                out_hash, wrote_state = self._output_hash(info, out, in_hash, args, kwargs, index)
+            except Exception as exc:
+                errors.record(errors.FINGERPRINT, exc, info.name)
+                out_hash, wrote_state = _FAILED, False
             if wrote_state:
                 flags |= STATE
             if _returns_data(out):
                 flags |= SINK
         else:
             out_hash = 0
+        if info.seeded:
+            flags |= RANDOM
         if info.seeded and not _has_generator(args, kwargs):
             flags |= GLOBAL_DRAW
-            self.audit.draw(torch_source(_device_type(out, args)), info.name, loc)
+            try:
+                self.audit.draw(torch_source(_device_type(out, args)), info.name, loc, sys._getframe(1), out_hash)
+            except Exception as exc:
+                errors.record(errors.RNG_AUDIT, exc, info.name)
         if info.predict:
-            forward_op = self.names[forward] if forward >= 0 else None
-            self._note_prediction(info, args, kwargs, out, loc, forward_op, node is not None)
+            try:
+                forward_op = self.names[forward] if forward >= 0 else None
+                self._note_prediction(info, args, kwargs, out, loc, forward_op, node is not None)
+            except Exception as exc:
+                errors.record(errors.PREDICTION, exc, info.name)
         self.ops.append((info.name_id, loc, in_hash, out_hash, flags))
         if len(self.ops) >= self.max_ops:
             self.stop("max-ops")
@@ -148,6 +182,11 @@ class Recorder(TorchDispatchMode):
         in ..."): the next op raises it again."""
         self.recording = False
         self.stop_reason = self.stop_reason or reason
+        if self.on_stop is not None:
+            try:
+                self.on_stop(reason)
+            except Exception as exc:
+                errors.record(errors.OTHER, exc, "stop")
         if not self.stop_program:
             return  # a child process goes on unrecorded; ending it would fail its parent
         if threading.current_thread() is threading.main_thread():
@@ -172,6 +211,7 @@ class Recorder(TorchDispatchMode):
         info.collective = schema.name.startswith("c10d::")
         info.positions = {a.name: i for i, a in enumerate(schema.arguments)}
         info.predict = self._predict_table.get(schema.name, [])
+        info.callers = frozenset(name for entry in info.predict for name in entry.get("python-caller", ()))
         self._infos[func] = info
         return info
 
@@ -179,7 +219,7 @@ class Recorder(TorchDispatchMode):
         self.names.append(name)
         return len(self.names) - 1
 
-    def _locate(self, node, name_id: int) -> tuple[int, int]:
+    def _locate(self, node, info: _OpInfo) -> tuple[int, int]:
         """Location of the op's user code, and the forward op it belongs to (-1: itself).
 
         Backward ops are put at the line of the forward call that built their autograd
@@ -188,14 +228,17 @@ class Recorder(TorchDispatchMode):
         frame = sys._getframe(2)
         if node is None:
             loc = self.user.location_id(frame)
+            self._callers = _torch_callers(frame, info.callers) if info.callers else frozenset()
             if _sequence_nr is not None and torch.is_grad_enabled():
                 # The autograd node of this op (if any) was created just before it ran and
                 # took the previous sequence number.
-                self._forward.setdefault(_sequence_nr() - 1, (loc, name_id))
+                self._forward.setdefault(_sequence_nr() - 1, (loc, info.name_id, self._callers))
             return loc, -1
         origin = self._forward.get(node._sequence_nr())
         if origin is not None:
-            return origin
+            self._callers = origin[2]
+            return origin[0], origin[1]
+        self._callers = frozenset()
         if threading.current_thread() is not threading.main_thread():
             frame = sys._current_frames().get(threading.main_thread().ident)
         return self.user.location_id(frame), -1
@@ -314,9 +357,10 @@ class Recorder(TorchDispatchMode):
             if fp is None:
                 with _unrecorded():  # the fingerprint's own reductions are not the program's ops
                     fp = fingerprint_tensors([t])[0]
-        except Exception:
-            fp = 0
-        loc = self.user.location_id(frame) if frame is not None else -1
+            loc = self.user.location_id(frame) if frame is not None else -1
+        except Exception as exc:
+            errors.record(errors.RESULTS, exc, kind)
+            fp, loc = _FAILED, -1
         self.sinks.append([kind, loc, fp, len(self.ops), self.segment])
 
     def final_state(self) -> list[list]:
@@ -340,11 +384,27 @@ class Recorder(TorchDispatchMode):
 
     # -- prediction of CUDA nondeterminism ---------------------------------------------------
     def _note_prediction(self, info, args, kwargs, out, loc: int, forward_op: Optional[str], backward: bool) -> None:
-        matches = matching_entries(info.predict, info.name, info.positions, args, kwargs, backward, forward_op)
         device = _device_type(out, args)
+        matches = matching_entries(
+            info.predict, info.name, info.positions, args, kwargs, backward, forward_op, device, self._callers
+        )
         for entry in matches:
             key = (entry["id"], info.name, loc, device, backward)
             self.predicted[key] = self.predicted.get(key, 0) + 1
+
+
+def _torch_callers(frame, wanted: frozenset, depth: int = 40) -> frozenset:
+    """Which of the `torch.nn.functional` functions `wanted` are on the stack (an aten
+    operator shared by several Python functions: `interpolate(mode="area")` runs adaptive
+    average pooling)."""
+    found = set()
+    while frame is not None and depth > 0:
+        code = frame.f_code
+        if code.co_name in wanted and code.co_filename.replace("\\", "/").endswith("torch/nn/functional.py"):
+            found.add(code.co_name)
+        frame = frame.f_back
+        depth -= 1
+    return frozenset(found)
 
 
 def _flatten(values):
@@ -405,6 +465,8 @@ def watch_buffers() -> None:
                 weakref.finalize(tensor, _BUFFERS.discard, key)
             except TypeError:
                 pass
+            except Exception as exc:
+                errors.record(errors.RESULTS, exc, "register_buffer")
         return result
 
     torch.nn.Module.register_buffer = register_buffer

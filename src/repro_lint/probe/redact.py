@@ -67,12 +67,28 @@ def redact_environment(environ: "dict[str, str] | os._Environ[str]") -> dict[str
     return {k: REDACTED if secret_name(k) else redact_text(v) for k, v in sorted(environ.items())}
 
 
+@functools.lru_cache(maxsize=1)
+def _option_pattern() -> "re.Pattern[str]":
+    return re.compile(catalog.load("secrets")["secret-option"])
+
+
+def secret_option(word: str) -> bool:
+    """Whether a command-line option of this name takes a secret (`--password`, `--hf-token`)."""
+    return bool(_option_pattern().match(word))
+
+
 def redact_tree(value: Any, text: Callable[[str], str] = redact_text) -> Any:
-    """A copy of JSON-like data with every string value redacted (keys are kept)."""
+    """A copy of JSON-like data with every string value redacted (keys are kept); in a list of
+    strings (a program's arguments) the value after a secret option is redacted too."""
     if isinstance(value, str):
         return text(value)
     if isinstance(value, dict):
         return {k: redact_tree(v, text) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_tree(v, text) for v in value]
+        items = [redact_tree(v, text) for v in value]
+        for i in range(1, len(items)):
+            if isinstance(value[i - 1], str) and isinstance(items[i], str) and secret_option(value[i - 1]):
+                if not value[i].startswith("-"):
+                    items[i] = REDACTED
+        return items
     return value

@@ -17,6 +17,8 @@ def render_text(report: dict[str, Any], console: Console) -> None:
     if report["status"] == "error":
         return
     _inconclusive(report.get("inconclusive_reasons", []), report["status"], console)
+    _seed_streams(report.get("seed_sensitivity"), console)
+    _resume(report, console)
     _divergence(report.get("divergence"), console)
     _benign(report.get("benign_divergences", []), console)
     _processes(report.get("processes", []), console)
@@ -27,7 +29,59 @@ def render_text(report: dict[str, Any], console: Console) -> None:
     _compile(report.get("compile") or {}, console)
     for note in report.get("notes", []):
         console.print(f"Note: {escape(note)}")
+    _probe_errors(report.get("probe_errors") or [], console)
     _environment(report.get("environment"), console)
+
+
+def _seed_streams(section: Optional[dict[str, Any]], console: Console) -> None:
+    if not section:
+        return
+    console.print()
+    how = {"argument": f"with {section.get('option')}", "environment": f"with {section.get('variable')}",
+           "intercept": "by moving every seed the program sets"}[section["method"]]
+    console.print(f"Seeds varied {escape(how)}: {escape(' / '.join(section['seeds']))}")
+    streams = section["streams"]
+    if not streams:
+        console.print("No random stream ran in both runs.")
+        return
+    table = _table("Random streams", "Process", "Stream", "Call", "Location", "Draws", "With the other seed")
+    for s in sorted(streams, key=lambda s: s["changes"]):
+        changed = "changed" if s["changes"] else "[red]same values[/]"
+        count = str(s["count"][0]) if s["count"][0] == s["count"][1] else " / ".join(map(str, s["count"]))
+        table.add_row(escape(s["process"]), escape(s["kind"]), escape(s["function"]), _where(s["location"]), count, changed)
+    console.print(table)
+
+
+def _resume(report: dict[str, Any], console: Console) -> None:
+    saved = report.get("checkpoints")
+    resume = report.get("resume")
+    if saved is None and resume is None:
+        return
+    console.print()
+    if resume is not None and resume.get("resumed_from"):
+        start = resume["resumed_from"]
+        console.print(
+            f"Resumed run: from {escape(start['path'])} (saved after step {start['step']}), "
+            f"{resume['compared_steps']} steps compared with the uninterrupted run."
+        )
+    if saved:
+        table = _table("Checkpoints (run 1)", "Location", "Path", "Step", "Holds", "RNG state")
+        for c in saved:
+            rng = ", ".join(c["rng_state"]) or "[red]none[/]"
+            table.add_row(_where(c["location"]), escape(c["path"] or "(file object)"), str(c["step"]),
+                          escape(", ".join(x for x in c["contents"] if not x.startswith("rng:"))), rng)
+        console.print(table)
+    elif saved is not None:
+        console.print("No checkpoint with optimizer or model state was saved.")
+
+
+def _probe_errors(items: list[dict[str, Any]], console: Console) -> None:
+    if not items:
+        return
+    console.print()
+    console.print("[bold]Errors of the probe itself[/] (your program ran on as it would without the probe):")
+    for e in items:
+        console.print(f"  run {e['run']}, {escape(e['process'])}, {escape(e['where'])}: {escape(e['error'])} ({e['count']} times)")
 
 
 def _where(location: Optional[dict[str, Any]]) -> str:
@@ -42,7 +96,7 @@ def _header(report: dict[str, Any], console: Console) -> None:
         name = display_path(target["path"])
     else:
         name = target["module"] + (f":{target['function']}" if target.get("function") else "")
-    runs = [r for r in report.get("runs", []) if r["role"] == "compared"]
+    runs = [r for r in report.get("runs", []) if r["role"] in ("compared", "seed-varied", "resumed")]
     stops = {r["stop_reason"] for r in runs if r["stop_reason"]}
     facts = [f"{len(runs)} runs on {report.get('device') or report['settings']['device']}"] if runs else []
     if runs:
@@ -60,6 +114,10 @@ def _header(report: dict[str, Any], console: Console) -> None:
         "diverged": "[bold red]Runs diverge.[/]",
         "inconclusive": "[bold yellow]Inconclusive:[/] the probe could not record everything the program ran.",
         "error": "[bold red]The probe could not compare runs.[/]",
+        "seed-ignored": "[bold red]Some random streams ignore the seed:[/] they drew the same values with another seed.",
+        "seed-followed": "[green]Every random stream changed with the seed.[/]",
+        "incomplete-checkpoints": "[bold red]Runs are identical, but checkpoints lack RNG state:[/] a resumed run "
+        "would draw other random numbers.",
     }[report["status"]]
     console.print(verdict)
 
@@ -135,6 +193,9 @@ def _seeding_text(judged: dict[str, Any]) -> str:
         text = f"Seeding of {source} judged: no call seeded it before this op"
     if judged["after"]:
         text += f"; {calls(judged['after'])} ran only after it"
+    if judged.get("elsewhere"):
+        places = ", ".join(f"{c['function']} at {_plain_where(c['location'])} in {c['process']}" for c in judged["elsewhere"])
+        text += f"; it was seeded only in other processes: {places}"
     return text + "."
 
 
@@ -166,13 +227,52 @@ def _draws(draws: list[dict[str, Any]], console: Console) -> None:
     if not draws:
         console.print("No draws from global random number generators.")
         return
-    table = _table(
-        "Draws from global random number generators (run 1)", "Source", "Call", "Location", "Seeded before", "Count"
-    )
+    # One row per call and line; the processes that made it in one cell (DataLoader workers
+    # and ranks repeat the same draws).
+    rows: dict[tuple, dict[str, Any]] = {}
     for d in draws:
+        loc = d["location"]
+        key = (d["source"], d["function"], d.get("kind"), d.get("during_import"), d["seeded"],
+               loc and (loc["path"], loc["line"], loc["column"]))
+        row = rows.setdefault(key, {"draw": d, "processes": [], "count": 0})
+        row["count"] += d["count"]
+        process = d.get("process") or "main"
+        if process not in row["processes"]:
+            row["processes"].append(process)
+    table = _table(
+        "Draws from global random number generators (run 1)", "Process", "Source", "Call", "Location", "Seeded before",
+        "Count",
+    )
+    for row in rows.values():
+        d = row["draw"]
         seeded = "yes" if d["seeded"] else "[red]no[/]"
-        table.add_row(d["source"], escape(d["function"]), _where(d["location"]), seeded, str(d["count"]))
+        call = d["function"] + ("() without a seed: from OS entropy" if d.get("kind") == "entropy-generator" else "")
+        where = _where(d["location"])
+        if d.get("during_import"):
+            where += escape(f" (while {d['during_import']} was imported)")
+        table.add_row(escape(_processes_cell(row["processes"])), d["source"], escape(call), where, seeded, str(row["count"]))
     console.print(table)
+
+
+def _processes_cell(names: list[str]) -> str:
+    """`main/worker 0-3` for a run of siblings, else the names."""
+    import re as _re
+
+    groups: dict[str, list[int]] = {}
+    plain = []
+    for name in names:
+        match = _re.fullmatch(r"(.*?)(\d+)", name)
+        if match:
+            groups.setdefault(match.group(1), []).append(int(match.group(2)))
+        else:
+            plain.append(name)
+    for prefix, numbers in groups.items():
+        numbers.sort()
+        if len(numbers) > 2 and numbers == list(range(numbers[0], numbers[-1] + 1)):
+            plain.append(f"{prefix}{numbers[0]}-{numbers[-1]}")
+        else:
+            plain.extend(f"{prefix}{n}" for n in numbers)
+    return ", ".join(plain)
 
 
 def _audit(audit: dict[str, Any], console: Console) -> None:

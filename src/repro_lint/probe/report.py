@@ -7,7 +7,7 @@ import linecache
 from typing import Any, Optional
 
 import repro_lint
-from repro_lint.probe import compare
+from repro_lint.probe import compare, resume_report, seed_report
 from repro_lint.probe.findings import display_path, findings
 from repro_lint.probe.launch import RunFailed, RunOutcome
 from repro_lint.probe.units import Unit, build_units
@@ -58,12 +58,27 @@ def build_report(
     audit: Optional[RunOutcome],
     audit_failure: Optional[RunFailed],
     catalog_ops: dict[str, dict[str, Any]],
+    mode: str = "repeat",
+    seed_method: Optional[dict[str, Any]] = None,
+    check_checkpoints: bool = False,
 ) -> dict[str, Any]:
+    """`mode`: "repeat" (the runs should be identical), "vary-seed" (run 2 had another seed:
+    which random streams did not change) or "resume" (run 2 resumed from a checkpoint of run
+    1: where it parts ways with it). `check_checkpoints`: --resume-check."""
     first = outcomes[0]
     units = [build_units(o.roots, o.children) for o in outcomes]
     names = {key: None for u in units for key in u}
     reasons = _inconclusive(outcomes, units)
-    processes, divergences = _compare_all(outcomes, units, names, reasons)
+    probe_errors = _probe_errors(outcomes, audit)
+    if any(e["where"] == "fingerprint" and e["role"] == "compared" for e in probe_errors):
+        reasons.append(
+            "the probe failed to fingerprint some ops (its own error, see probe_errors), so runs that look alike "
+            "may still differ there"
+        )
+    if mode == "repeat":
+        processes, divergences = _compare_all(outcomes, units, names, reasons)
+    else:  # the runs differ on purpose: what is compared is in the mode's own section
+        processes, divergences = [], []
     reaching = [d for d in divergences if d.reaches]
     benign = [d for d in divergences if not d.reaches]
     headline = min(reaching, key=_headline_order) if reaching else None
@@ -92,11 +107,92 @@ def build_report(
         "cuda_nondeterministic_ops": _predictions(traces1, catalog_ops),
         "compile": _compile(traces1),
         "notes": sorted({p for t in traces1 for p in t.get("problems", [])}),
+        "probe_errors": probe_errors,
         "environment": first.data.get("environment"),
         "error": None,
     }
+    if mode == "vary-seed":
+        _seed_section(report, outcomes, units, seed_method or {})
+    if mode == "resume":
+        _resume_section(report, outcomes, units)
+    if check_checkpoints:
+        saved = resume_report.checkpoints(traces1, _Locations, proc_names)
+        report["checkpoints"] = saved
+        if report["status"] == "identical" and any(not c["rng_state"] for c in saved):
+            report.update(status="incomplete-checkpoints", exit_code=1)
     report["findings"] = [f.to_dict() for f in findings(report)]
     return report
+
+
+def _seed_section(report: dict[str, Any], outcomes: list[RunOutcome], units: list, method: dict[str, Any]) -> None:
+    found = []
+    for outcome, unit in zip(outcomes, units):
+        found.append(seed_report.streams(outcome, unit, _process_names(unit), _Locations))
+    streams = seed_report.compare_streams(found[0], found[1])
+    fixed = [s for s in streams if not s["changes"]]
+    report["seed_sensitivity"] = dict(method, streams=streams)
+    report["runs"][1]["role"] = "seed-varied"
+    if report["status"] != "inconclusive" or fixed:
+        status = "seed-ignored" if fixed else "seed-followed"
+        report.update(status=status, exit_code=1 if fixed else 0)
+
+
+def _resume_section(report: dict[str, Any], outcomes: list[RunOutcome], units: list) -> None:
+    full, resumed = outcomes[0].roots.get("main"), outcomes[1].roots.get("main")
+    report["runs"][1]["role"] = "resumed"
+    section: dict[str, Any] = {"resumed_from": None, "compared_steps": 0}
+    report["resume"] = section
+    if full is None or resumed is None:
+        report["inconclusive_reasons"].append("--resume-args compares the main process only; this run has ranks")
+        report.update(status="inconclusive", exit_code=2)
+        return
+    start = resume_report.resumed_from(full, resumed)
+    if start is None:
+        report["notes"].append(
+            "the resumed run loaded no checkpoint that the uninterrupted run saved (torch.save/torch.load of a path), "
+            "so the runs were not compared"
+        )
+        report.update(status="inconclusive", exit_code=2)
+        report["inconclusive_reasons"].append("the resumed run did not load a checkpoint of the uninterrupted run")
+        return
+    d, compared = resume_report.compare_resumed(full, resumed, start)
+    section.update(resumed_from={"path": display_path(start["path"]), "step": start["step"]}, compared_steps=compared)
+    if compared == 0:
+        report["inconclusive_reasons"].append(
+            f"the uninterrupted run made no optimizer step after step {start['step']}, where the checkpoint was saved"
+        )
+        report.update(status="inconclusive", exit_code=2)
+        return
+    if d is None:
+        report.update(status="identical", exit_code=0)
+        return
+    divergence = _divergence(d, outcomes, units, files=False)  # the resumed run reads run 1's checkpoint by design
+    where = display_path(start["path"])
+    divergence["explanation"] = (
+        f"The run resumed from {where} (saved after step {start['step']}) parts ways with the uninterrupted run: "
+        + divergence["explanation"]
+    )
+    if d.kind in (compare.UNSEEDED_DRAW, compare.EXTERNAL_INPUT, compare.CONTROL_FLOW):
+        missing = [c for c in report.get("checkpoints") or resume_report.checkpoints([full], _Locations, {})
+                   if c["path"] == start["path"] and not c["rng_state"]]
+        if missing:
+            divergence["explanation"] += (
+                " The checkpoint holds no RNG state, so the resumed run draws from another generator state than the "
+                "uninterrupted run did at that step: save torch.get_rng_state() (and numpy's, Python's, CUDA's) with it "
+                "and restore them when resuming."
+            )
+    report.update(status="diverged", exit_code=1, divergence=divergence)
+
+
+def _probe_errors(outcomes: list[RunOutcome], audit: Optional[RunOutcome]) -> list[dict[str, Any]]:
+    """Failures of the probe's own code in the runs' processes (the program ran on)."""
+    out = []
+    for outcome, role in [*((o, o.plan.role) for o in outcomes), *([(audit, "deterministic-audit")] if audit else [])]:
+        names = _process_names(build_units(outcome.roots, outcome.children))
+        for trace in [*outcome.roots.values(), *outcome.children]:
+            for e in trace.get("probe_errors", []):
+                out.append({**e, "run": outcome.plan.index, "role": role, "process": names.get(_key(trace)) or "main"})
+    return out
 
 
 def _headline_order(d: compare.Divergence) -> tuple:
@@ -242,7 +338,9 @@ def _run_info(o: RunOutcome, role: str, units: dict[str, Unit]) -> dict[str, Any
     }
 
 
-def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[dict[str, Unit]]) -> dict[str, Any]:
+def _divergence(
+    d: compare.Divergence, outcomes: list[RunOutcome], units: list[dict[str, Unit]], files: bool = True
+) -> dict[str, Any]:
     by_run = {o.plan.index: (o, u) for o, u in zip(outcomes, units)}
     (a, units_a), (b, units_b) = by_run[d.runs[0]], by_run[d.runs[1]]
     unit_a = units_a.get(d.unit) or units_b[d.unit]
@@ -266,12 +364,42 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
     text = template.format(op=d.ops[0], other=d.ops[1], why=_draw_cause(unit_a.trace, d))
     if suspects:
         text += " Unseeded draws before it: " + ", ".join(f"{fn} at {where}" for fn, where in suspects) + "."
-    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects):
+    left = _left_behind(a, b, d.kind) if files and d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) else []
+    if left:
+        first_left = left[0]
+        text += (
+            f" Run {a.plan.index} created {display_path(first_left['path'])} (at {_where(first_left['location'])}), which was "
+            f"there when run {b.plan.index} started, and run {b.plan.index} {first_left['then']}: what the program does depends "
+            "on files an earlier run leaves behind (remove them before each run, or write them per run)."
+        )
+    if d.kind in (compare.EXTERNAL_INPUT, compare.CONTROL_FLOW) and a.hash_seed != b.hash_seed and not (collective or suspects or left):
         text += (
             f" The runs had PYTHONHASHSEED {a.hash_seed} and {b.hash_seed}: code that iterates over a set (or relies on "
-            "hash values) of strings sees a different order in each."
+            "hash values) of strings sees a different order in each. No unseeded draw and no file left by the earlier "
+            "run was seen; probe again with PYTHONHASHSEED=0 set to tell hash order from other inputs (the clock, "
+            "the network, files changed meanwhile)."
         )
     sources = ["torch"] if d.kind == compare.UNSEEDED_DRAW else sorted({s["source"] for s in suspects.values()})
+    seeding = _seeding_judged(unit_a.trace, where_a, sources, process_index)
+    others = [t for t in [*a.roots.values(), *a.children] if t is not unit_a.trace]
+    names_a = _process_names(units_a)
+    for judged in seeding:
+        if judged["before"]:
+            continue
+        # A seed set in another process (a Hydra launcher's module-level seed, the main
+        # process of spawned workers) does not seed this one.
+        judged["elsewhere"] = [
+            _seeding(s, _Locations(t), names_a.get(_key(t)) or "main")
+            for t in others for s in t.get("seeds", [])
+            if judged["source"] in s["source"].split(",") and s["seeded"]
+        ]
+        if judged["elsewhere"]:
+            places = ", ".join(f"{c['function']} at {_where(c['location'])} in {c['process']}" for c in judged["elsewhere"])
+            text += (
+                f" The {judged['source']} generator was seeded only in other processes ({places}), not in {d.unit}: "
+                "every process starts its own generators, so seed in the process that draws (e.g. inside the Hydra "
+                "task function, or in a worker_init_fn)."
+            )
     return {
         "process": d.unit,
         "kind": d.kind,
@@ -289,8 +417,37 @@ def _divergence(d: compare.Divergence, outcomes: list[RunOutcome], units: list[d
         "reaches": d.reason,
         "explanation": text,
         "suspects": list(suspects.values()),
-        "seeding": _seeding_judged(unit_a.trace, where_a, sources, process_index),
+        "seeding": seeding,
+        "left_behind": left,
     }
+
+
+def _left_behind(a: RunOutcome, b: RunOutcome, kind: str) -> list[dict[str, Any]]:
+    """Files the earlier run created that the later run then found (read, or wrote again
+    where it had been created): the later run's path can follow from them."""
+    def opened(outcome):
+        found = {}
+        for trace in [*outcome.roots.values(), *outcome.children]:
+            where = _Locations(trace)
+            for f in trace.get("files", []):
+                found.setdefault((f["path"], f["kind"]), dict(f, location=where.get(f["location"])))
+        return found
+
+    first, second = (a, b) if a.plan.index < b.plan.index else (b, a)
+    created = {path: f for (path, kind), f in opened(first).items() if kind == "write" and not f["existed"]}
+    later = opened(second)
+    out = []
+    for path, f in created.items():
+        read = later.get((path, "read"))
+        rewritten = later.get((path, "write"))
+        if read is not None:
+            then = f"read it (at {_where(read['location'])})"
+        elif rewritten is not None and rewritten["existed"]:
+            then = "found it already there"
+        else:
+            continue
+        out.append({"path": display_path(path), "location": f["location"], "then": then})
+    return out
 
 
 def _benign(d: compare.Divergence, outcomes, units) -> dict[str, Any]:
@@ -335,6 +492,8 @@ def _draw(draw: dict[str, Any], where: _Locations, process: Optional[str]) -> di
         "seeded": draw["seeded"],
         "count": draw["count"],
         "first_op_index": draw["first_op"],
+        "kind": draw.get("kind", "draw"),
+        "during_import": draw.get("importing"),
     }
     if process is not None:
         out["process"] = process

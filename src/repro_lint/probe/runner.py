@@ -35,6 +35,10 @@ def main(config_path: str) -> None:
     except BaseException as exc:  # a fault of the probe itself: report it, never a traceback
         result.update(status="probe-error", error={"type": type(exc).__name__, "message": str(exc)})
     result["seconds"] = round(time.monotonic() - started, 3)
+    if result.get("error"):
+        from repro_lint.probe.redact import redact_tree
+
+        result["error"] = redact_tree(result["error"])  # the program's message, even in a temporary file
     Path(config["result_path"]).write_text(json.dumps(result, separators=(",", ":")))
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -95,6 +99,8 @@ def _run(config: dict, result: dict) -> None:
         signal.signal(signal.SIGALRM, lambda *_: _time_up(recorder, dispatch))
         signal.setitimer(signal.ITIMER_REAL, float(config["timeout"]))
     _watch_peer_stop(config, recorder)
+    if config.get("ranks"):
+        recorder.on_stop = lambda reason: _tell_peers(config, reason)
     held = None
     try:
         try:
@@ -119,10 +125,17 @@ def _run(config: dict, result: dict) -> None:
     except TargetError as exc:
         result.update(status="target-error", error={"type": "TargetError", "message": str(exc)})
     except BaseException as exc:
-        result.update(
-            status="script-error",
-            error={"type": type(exc).__name__, "message": str(exc), "traceback": _user_traceback(exc)},
-        )
+        if _peer_stopped(config):
+            # Another rank was stopped (or failed) first; this rank's collective with it then
+            # fails ("Connection closed by peer"): the probe's doing, not the program's.
+            recorder.stop_reason = recorder.stop_reason or "peer-stopped"
+            session.final = recorder.final_state()
+            _KEPT.append(exc)  # its traceback holds the program's frames (see below)
+        else:
+            result.update(
+                status="script-error",
+                error={"type": type(exc).__name__, "message": str(exc), "traceback": _user_traceback(exc)},
+            )
     if session.final is None:
         session.final = recorder.final_state()
     if config.get("compiled"):
@@ -143,7 +156,8 @@ def _run(config: dict, result: dict) -> None:
     if config["snapshot"]:
         from repro_lint.probe.env_snapshot import take_snapshot
 
-        result["environment"] = take_snapshot()
+        project = os.path.dirname(target["path"]) if target["kind"] == "script" else os.getcwd()
+        result["environment"] = take_snapshot(project=project)
 
 
 def _compiled_graphs() -> int:
@@ -172,6 +186,17 @@ def _time_up(recorder, dispatch: bool) -> None:
         raise ProbeStop("timeout")  # an earlier stop was lost, and no op has run since
     if not dispatch:
         raise ProbeStop("timeout")  # no op hook to stop at: stop here
+
+
+def _tell_peers(config: dict, reason: str) -> None:
+    """This rank stops recording (--max-ops, --timeout): the others are told at once, so that
+    they stop too rather than wait for this one in a collective it will not enter."""
+    if reason != "peer-stopped":
+        (Path(config["run_dir"]) / "stop").touch()
+
+
+def _peer_stopped(config: dict) -> bool:
+    return bool(config.get("ranks")) and (Path(config["run_dir"]) / "stop").exists()
 
 
 def _watch_peer_stop(config: dict, recorder) -> None:

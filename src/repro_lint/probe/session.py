@@ -18,7 +18,7 @@ import sys
 import warnings
 from typing import Any, Optional
 
-from repro_lint.probe import processes
+from repro_lint.probe import errors, processes
 
 _ALERT = re.compile(r"does not have a deterministic implementation|use_deterministic_algorithms")
 _SESSION: Optional["Session"] = None
@@ -46,6 +46,7 @@ class Session:
         self.user: Any = None
         self.audit: Any = None
         self.recorder: Any = None
+        self.files: Any = None
         self.alerts: dict[tuple, int] = {}
         self.compile_calls: dict[int, int] = {}
         self.spawned: list[dict] = []
@@ -114,12 +115,20 @@ class Session:
         config = self.config
         self.user = UserCode(target_roots)
         self.audit = RngAudit(self.user, lambda: len(self.recorder.ops) if self.recorder else 0)
+        self.audit.seed_shift = int(config.get("seed_shift") or 0)
         self.audit.install(config["rng_catalog"])
         self.recorder = Recorder(
             self.user, self.audit, max_ops=config["max_ops"], fingerprints=config["fingerprints"],
             predict=config["predict"], stop_program=not self.child,
         )
         self.recorder.segment = self.current_segment()
+        from repro_lint.probe.files import FileWatch
+
+        self.files = FileWatch(
+            self.user.location_id, lambda: len(self.recorder.ops) if self.recorder else 0, self.run_dir,
+            lambda path: not self.user.is_user_file(path),
+        )
+        self.files.install()
         watch_buffers()
         self._watch_alerts()
 
@@ -144,10 +153,18 @@ class Session:
         show = warnings.showwarning
 
         def showwarning(message, category, filename, lineno, file=None, line=None):
+            try:
+                if note_alert(message):
+                    return None
+            except Exception as exc:  # the probe's failure: the warning is shown as usual
+                errors.record(errors.OTHER, exc, "warning")
+            return show(message, category, filename, lineno, file, line)
+
+        def note_alert(message) -> bool:
             text = str(message)
             session = _SESSION  # a forked child's own session, not the one that installed this
             if not _ALERT.search(text) or session is None:
-                return show(message, category, filename, lineno, file, line)
+                return False
             recorder = session.recorder
             name_id, loc = recorder.current if recorder else (-1, -1)
             if loc < 0 and session.user is not None:
@@ -158,6 +175,7 @@ class Session:
                 op = named.group(1) if named else None
             key = (text.split(". ")[0], op, loc)
             session.alerts[key] = session.alerts.get(key, 0) + 1
+            return True
 
         warnings.showwarning = showwarning
         # Every occurrence counts, not only the first per location.
@@ -171,7 +189,7 @@ class Session:
         def records(table):
             return [
                 {"source": r.source, "function": r.function, "location": r.location, "seeded": r.seeded,
-                 "count": r.count, "first_op": r.first_op}
+                 "count": r.count, "first_op": r.first_op, "importing": r.importing, "kind": r.kind, "values": r.values}
                 for r in table.values()
             ]
 
@@ -180,6 +198,10 @@ class Session:
             "segments": self.segments,
             "spawned": self.spawned,
             "problems": list(_PROBLEMS),
+            "probe_errors": errors.recorded(),
+            "files": list(self.files.opened.values()) if self.files is not None else [],
+            "saves": self.files.saves if self.files is not None else [],
+            "steps": self.files.steps if self.files is not None else [],
             "compile_calls": [[loc, n] for loc, n in self.compile_calls.items()],
             "alerts": [{"message": m, "op": op, "location": loc, "count": n} for (m, op, loc), n in self.alerts.items()],
         }
@@ -345,13 +367,16 @@ def _after_fork_in_child() -> None:
     if parent is None or facts is None:
         return
     child = Session(parent.config, parent.run_dir, root=parent.root, child=True, parent=facts)
-    child.user, child.audit, child.recorder = parent.user, parent.audit, parent.recorder
+    child.user, child.audit, child.recorder, child.files = parent.user, parent.audit, parent.recorder, parent.files
     child.alerts = {}
     _SESSION = child
     if child.recorder is not None:
         child.recorder.start_fresh(stop_program=False)
         child.audit.start_fresh()
+        if child.files is not None:
+            child.files.start_fresh()
     _PROBLEMS.clear()
+    errors.clear()
     child.announce()
     _terminate_writes_trace()
 

@@ -13,3 +13,4 @@ BACKWARD = 2  # ran inside the autograd engine
 SINK = 4  # handed values to Python (`.item()`, `bool(t)`): its results leave torch
 STATE = 8  # wrote a parameter or a module buffer
 COLLECTIVE = 16  # a torch.distributed collective: inputs are not compared, results are
+RANDOM = 32  # drew random numbers (tagged nondeterministic_seeded), from any generator

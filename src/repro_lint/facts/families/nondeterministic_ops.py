@@ -150,21 +150,26 @@ def _exact_as_used(ex: extractor.Extractor, node: ast.Call, form: str, op: dict)
     """Whether the call cannot give different results as it is used (spec, "Precision on
     large repositories" 7): only the k-th value kept (`torch.kthvalue(x, k).values`), an
     index made unique (`x.index_copy_(0, torch.arange(n), y)`), integer values summed
-    (`mask.long().cumsum(1)`)."""
+    (`mask.long().cumsum(1)`, where only floating-point operands are affected)."""
     used = op.get("exact-when-used")
     if used and _used_as(ex, node, used):
         return True
-    unique = op.get("unique-argument")
+    unique = op.get("duplicate-indices")
     if unique is not None:
         arg = _arg(node, form, unique)
         if arg is not None and _unique_index(ex, arg):
             return True
-    if op.get("exact-for-integers"):
+    dtypes = op.get("operand-dtype")
+    if dtypes is not None and not {"integer", "bool"} & set(dtypes["values"]):
         t = table()
         dtype = get_arg(node, -1, "dtype")
         if dtype is not None and ex.r.qualify(dtype) in t.integer_dtypes:
             return True
-        data = node.func.value if form == "method" else get_arg(node, 0, "input")  # type: ignore[attr-defined]
+        position = dtypes["position"]
+        if form == "method":
+            data = node.func.value if position == 0 else get_arg(node, position - 1, "")  # type: ignore[attr-defined]
+        else:
+            data = get_arg(node, position, "input" if position == 0 else "")
         if data is not None and _integer_valued(ex, data):
             return True
     return False

@@ -21,20 +21,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from repro_lint.core.usage import Parser, UsageError
+
 INSTALL_HINT = "repro-lint probe needs PyTorch: pip install 'repro-lint[probe]'"
 DEFAULT_MAX_OPS = 200_000
 _MODULE_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?$")
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
+class _Parser(Parser):
     def error(self, message: str):
         if message.startswith("unrecognized arguments"):
             message += " (the program's own arguments go after --)"
-        raise _UsageError(f"{self.prog}: {message}")
+        super().error(message)
 
 
 def _positive_int(text: str) -> int:
@@ -102,7 +100,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _main(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         _say(str(exc))  # argparse repeats the arguments it did not expect
         return 2
     except KeyboardInterrupt:
@@ -121,15 +119,15 @@ def _main(argv: list[str]) -> int:
         return 0 if exc.code == 0 else 2
     if os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("TORCHELASTIC_RUN_ID") != "repro-lint-probe":
         # every rank would run its own probe, with runs that cannot meet and one output file
-        raise _UsageError(
+        raise UsageError(
             "repro-lint probe: started by torchrun; run `repro-lint probe --nproc-per-node N SCRIPT` instead, "
             "which starts and records the ranks itself"
         )
     target = _target(args, script_args)
     if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
-        raise _UsageError(f"repro-lint probe: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
+        raise UsageError(f"repro-lint probe: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     if args.runs < 2:
-        raise _UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
+        raise UsageError("repro-lint probe: --runs must be at least 2 (runs are compared with each other)")
     if importlib.util.find_spec("torch") is None:
         print(INSTALL_HINT, file=sys.stderr)
         return 2
@@ -151,7 +149,7 @@ def _main(argv: list[str]) -> int:
         "nproc_per_node": args.nproc_per_node,
     }
     if args.stdin is not None and not args.stdin.is_file():
-        raise _UsageError(f"repro-lint probe: --stdin: no such file: {args.stdin}")
+        raise UsageError(f"repro-lint probe: --stdin: no such file: {args.stdin}")
     plans = plan_runs(args.runs, dict(os.environ))
     if args.no_deterministic_run:
         plans = plans[:-1]
@@ -204,21 +202,21 @@ def _main(argv: list[str]) -> int:
 def _mode(args, target: dict[str, Any], plans: list) -> tuple[str, Optional[dict[str, Any]]]:
     """The runs --vary-seed and --resume-check ask for, set on the first two plans."""
     if (args.seed_arg or args.seed_env) and not args.vary_seed:
-        raise _UsageError("repro-lint probe: --seed-arg and --seed-env go with --vary-seed")
+        raise UsageError("repro-lint probe: --seed-arg and --seed-env go with --vary-seed")
     if args.resume_args is not None and not args.resume_check:
-        raise _UsageError("repro-lint probe: --resume-args goes with --resume-check")
+        raise UsageError("repro-lint probe: --resume-args goes with --resume-check")
     if args.vary_seed and args.resume_check:
-        raise _UsageError("repro-lint probe: --vary-seed and --resume-check are separate probes; give one")
+        raise UsageError("repro-lint probe: --vary-seed and --resume-check are separate probes; give one")
     if args.vary_seed:
         from repro_lint.probe.seed_report import SEEDS, SHIFT, seeded_args
 
         if args.seed_arg and args.seed_env:
-            raise _UsageError("repro-lint probe: give --seed-arg or --seed-env, not both")
+            raise UsageError("repro-lint probe: give --seed-arg or --seed-env, not both")
         first, second = plans[0], plans[1]
         second.role = "seed-varied"
         if args.seed_arg:
             if "{seed}" not in args.seed_arg:
-                raise _UsageError("repro-lint probe: --seed-arg must hold {seed}, e.g. --seed-arg '--seed {seed}'")
+                raise UsageError("repro-lint probe: --seed-arg must hold {seed}, e.g. --seed-arg '--seed {seed}'")
             first.args, second.args = (seeded_args(target["args"], args.seed_arg, seed) for seed in SEEDS)
             return "vary-seed", {"method": "argument", "option": args.seed_arg, "seeds": [str(s) for s in SEEDS]}
         if args.seed_env:
@@ -232,7 +230,7 @@ def _mode(args, target: dict[str, Any], plans: list) -> tuple[str, Optional[dict
         try:
             resume = shlex.split(args.resume_args)
         except ValueError as exc:
-            raise _UsageError(f"repro-lint probe: --resume-args: {exc}") from None
+            raise UsageError(f"repro-lint probe: --resume-args: {exc}") from None
         second = plans[1]
         second.role, second.args = "resumed", resume
         # Only the checkpoint should differ: both runs start from the same hash and torch seeds.
@@ -257,15 +255,15 @@ def _audit_timeout(timeout: Optional[float], outcomes: list, compiled: bool) -> 
 
 def _target(args, script_args: list[str]) -> dict[str, Any]:
     if bool(args.script) == bool(args.module):
-        raise _UsageError("repro-lint probe: give either SCRIPT or -m MODULE[:FUNCTION]")
+        raise UsageError("repro-lint probe: give either SCRIPT or -m MODULE[:FUNCTION]")
     if args.module:
         if not _MODULE_SPEC.match(args.module):
-            raise _UsageError(f"repro-lint probe: -m {args.module!r} is not PACKAGE.MODULE or PACKAGE.MODULE:FUNCTION")
+            raise UsageError(f"repro-lint probe: -m {args.module!r} is not PACKAGE.MODULE or PACKAGE.MODULE:FUNCTION")
         module, _, function = args.module.partition(":")
         return {"kind": "module", "module": module, "function": function or None, "args": script_args}
     path = Path(args.script)
     if not path.is_file():
-        raise _UsageError(f"repro-lint probe: no such file: {args.script}")
+        raise UsageError(f"repro-lint probe: no such file: {args.script}")
     return {"kind": "script", "path": str(path.resolve()), "args": script_args}
 
 

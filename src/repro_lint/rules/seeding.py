@@ -10,7 +10,7 @@ from repro_lint.facts.walker.calls import RESEEDED, reseed_owner
 from repro_lint.core.findings import Finding, Fix, Related
 from repro_lint.core.edits import AddKeyword, SeedSpec
 from repro_lint.index.program import Program
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.facts.model import INSTANCE, MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.analysis.context import Context, line_words, location, program_cache, sentences, unfixed
 from repro_lint.analysis.messages import MAX_RELATED, import_bringing, source_label
 from repro_lint.analysis.loaders import worker_only_scopes
@@ -103,7 +103,27 @@ def _inference_of(ctx: Context, program: Program) -> Optional[bool]:
         return None
     if not program.calls_method(m.checkpoint_methods):
         return None
-    return bool(m.eval_methods) and program.calls_method(m.eval_methods)
+    # dropout draws only where a model runs: a program that runs none (a checkpoint
+    # converter builds, loads and saves) counts it as evaluated
+    return bool(m.eval_methods) and program.calls_method(m.eval_methods) or not _runs_a_model(ctx, program)
+
+
+def _runs_a_model(ctx: Context, program: Program) -> bool:
+    """Whether the entry module calls a project model or callable object it made (`net(x)`
+    after `net = Net()`, `pipe(prompt)`): a calling method (`forward`, `__call__`) reached by
+    such a call, not by an object handed over (a model's forward that calls its layers runs
+    only if something runs it)."""
+    index = ctx.index
+    calling = index.m.calling_methods
+    info = program.entry
+    for mod, scope in program.scopes:
+        if mod != info.module:
+            continue
+        for call in info.calls.get(scope, ()):
+            target = call[0]
+            if target is not None and call[1] in calling and target.startswith(INSTANCE) and index.call_targets(info, call):
+                return True
+    return False
 
 
 def _counts(m, data: dict, evaluates: bool) -> bool:

@@ -146,7 +146,7 @@ def shows_intent(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
     """The event seeds something or sets a determinism flag towards determinism
     (the per-event form of `Program.has_intent`)."""
     m = ctx.index.m
-    if ev.kind in ("seed", "seedcand"):
+    if ev.kind in ("seed", "seedcand", "configload"):
         return bool(ctx.index.seed_sources(info, ev)) and ev.data.get("intent", True)
     if ev.kind == "intent":
         return True

@@ -148,7 +148,7 @@ def _torch_seed_site(ctx: Context, program: Program, info: ModuleInfo, starts: O
     for scope in entry_scopes(program, info, starts):
         best: Optional[Site] = None
         for ev in info.events.get(scope, ()):
-            if ev.kind in ("seed", "seedcand") and "torch" in index.seed_sources(info, ev):
+            if ev.kind in ("seed", "seedcand", "configload") and "torch" in index.seed_sources(info, ev):
                 if (not effective or training.no_effect(info, scope, ev) is None) and (best is None or ev.pos < best.pos):
                     best = Site(info, scope, ev.pos, ev, (ev.line, ev.col, ev.end_line, ev.end_col), ev.data.get("guard"))
         for call, keys in index.callees(info, scope):

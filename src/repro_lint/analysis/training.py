@@ -31,10 +31,10 @@ from repro_lint.analysis.context import Context, line_words, program_cache
 # a framework's training call (`trainer.fit(...)`, catalog `frameworks.toml`) is one too.
 _TRAINS = frozenset(["backward", "step"])
 # Events the walk keeps in order (the others do not matter for when flags take effect).
-_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "train", "trainer", "handoff", "runner"])
+_KINDS = frozenset(["flag", "switch", "env", "seed", "seedcand", "configload", "train", "trainer", "handoff", "runner"])
 # the kinds `Training.no_effect` is asked about: only their steps are kept (most events a
 # walk meets train; a large project's programs met 244,000 of them)
-_ASKED = frozenset(["flag", "switch", "env", "seed", "seedcand"])
+_ASKED = frozenset(["flag", "switch", "env", "seed", "seedcand", "configload"])
 
 
 @functools.lru_cache(maxsize=1)

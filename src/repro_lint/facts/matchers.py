@@ -176,6 +176,9 @@ class Matchers:
         self.seed_arguments: dict[str, str] = {
             name: item["keyword"] for item in frameworks["seed-arguments"] for name in item["calls"]
         }
+        appliers = frameworks.get("config-appliers", {})
+        self.config_appliers = frozenset(appliers.get("calls", ()))
+        self.apply_pattern = re.compile(appliers.get("apply-pattern", "(?!)"))
         self.cublas = flags["cublas"]
         cudnn = flags.get("cudnn-ops", {})
         self.cudnn_calls = frozenset(cudnn.get("calls", ()))
@@ -188,7 +191,7 @@ class Matchers:
         self.catalog_names = frozenset(
             [*self.seeders, *self.draw_functions, *self.draw_classes, *self.shuffling_loaders, *self.generators,
              *self.switches, *self.trainers, *self.trainer_flag["classes"], *self.seed_arguments,
-             "os.environ.setdefault", "os.environ.update", "os.putenv", *self.cudnn_calls]
+             "os.environ.setdefault", "os.environ.update", "os.putenv", *self.cudnn_calls, *self.config_appliers]
         )
         prefixes = [p for p, _ in self.draw_prefixes] + [*self.optimizer_prefixes, *self.uses_torch_prefixes, *self.cudnn_prefixes]
         self.catalog_roots = frozenset(p.split(".", 1)[0] for p in prefixes)

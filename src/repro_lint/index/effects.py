@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 from repro_lint.facts.model import REF_WORKER, Event, ModuleInfo
+from repro_lint.index import hydra_configs
 
 
 class Effects:
@@ -41,7 +43,30 @@ class FunctionEffects:
             if root in self.m.known_packages or self.resolve(target, info) or "." in target and self.module_of(target, info):
                 return ()
             return self.m.sources
+        if ev.kind == "configload":
+            return self.config_seeds(info)
         return ()
+
+    def config_seeds(self, info: ModuleInfo) -> tuple[str, ...]:
+        """What the seeding functions that the YAML files beside a module apply seed (a config
+        loader of catalog `config-appliers` calls them when the program loads one)."""
+        memo = self.__dict__.setdefault("_config_seeds", {})
+        folder = str(Path(info.path).parent)
+        hit = memo.get(folder)
+        if hit is None:
+            found: set[str] = set()
+            if self.root is not None:
+                for name in hydra_configs.applied_names(Path(folder), self.m.apply_pattern, self.root):
+                    keys = self.resolve(name, info)
+                    if keys:
+                        for key in keys:
+                            found |= self.effects(key).seeds
+                    elif name in self.m.seeders:
+                        found |= set(self.m.seeders[name].sources)
+                    elif self.m.looks_like_seeder(name):
+                        found |= set(self.m.sources)
+            hit = memo[folder] = tuple(s for s in self.m.sources if s in found)
+        return hit
 
     def effects(self, key: str) -> Effects:
         """Transitive draws/seeds of a project function.
@@ -138,7 +163,7 @@ class FunctionEffects:
         for ev in info.events.get(scope, ()):
             if ev.kind == "draw":
                 eff.draws |= {ev.data["source"]}
-            elif ev.kind in ("seed", "seedcand"):
+            elif ev.kind in ("seed", "seedcand", "configload"):
                 srcs = self.seed_sources(info, ev)
                 if srcs:
                     eff.seeds |= frozenset(srcs)

@@ -153,3 +153,25 @@ def _defaults(text: str) -> list[tuple[Optional[str], str]]:
             if match and match.group(2) not in ("_self_", "null"):
                 out.append((match.group(1), match.group(2)))
     return out
+
+
+def applied_names(folder: Path, pattern: re.Pattern, root: Optional[Path] = None, depth: int = 3) -> tuple[str, ...]:
+    """The dotted names that the YAML files under `folder` (at most `depth` folders down) apply
+    (`!apply:module.function`, as the pattern's group), in file and line order: what a config
+    loader that calls them runs. Bounded as `config_targets`."""
+    try:
+        files = sorted(p for p in [*folder.rglob("*.yaml"), *folder.rglob("*.yml")] if len(p.relative_to(folder).parts) <= depth)[:_MAX_FILES]
+    except OSError:
+        return ()
+    inside = str(root.resolve()) if root is not None else None
+    found: dict[str, None] = {}
+    for yml in files:
+        if inside is not None and not is_inside(os.path.realpath(yml), inside):
+            continue
+        try:
+            text = read_text(yml)
+        except OSError:
+            continue
+        for match in pattern.finditer(text):
+            found[match.group(1)] = None
+    return tuple(found)

@@ -76,7 +76,7 @@ class Program:
         # computed once per program: several rules ask (callers must not change it)
         if self._seeds is None:
             out: dict[str, list] = {}
-            for info, scope, ev in self.events("seed", "seedcand"):
+            for info, scope, ev in self.events("seed", "seedcand", "configload"):
                 for src in self.index.seed_sources(info, ev):
                     out.setdefault(src, []).append((info, scope, ev))
             self._seeds = out

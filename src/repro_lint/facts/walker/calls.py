@@ -415,6 +415,9 @@ class CallFacts:
             return
         if qual in m.cudnn_calls or qual.startswith(m.cudnn_prefixes):
             self._cudnn_use(node, qual)
+        if qual in m.config_appliers:  # a config loader that calls what its files name
+            self.add("configload", node, api=qual)
+            return
         spec = m.seeders.get(qual)
         if spec is not None and spec.seed_keyword:
             # seeds only with the seed the keyword gives (its default draws a new seed each run)

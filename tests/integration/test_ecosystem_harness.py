@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "ecosystem.py"
 TEST_PATH = re.compile(r"(^|/)tests/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 

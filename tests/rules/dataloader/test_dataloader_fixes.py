@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from fixture_harness import FIXTURES, case_id, pairs_in
 from repro_lint.cli.main import main
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "fix"
-CASES = sorted(p for code in ("RPL301", "RPL302") for p in (FIX / code).glob("*.py") if not p.name.endswith(".fixed.py"))
+CASES = [p for code in ("RPL301", "RPL302") for p in pairs_in(FIXTURES / code / "fix")]
 
 
 def fix(root: Path, code: str, capsys, clean: bool = True) -> None:
@@ -21,9 +21,9 @@ def fix(root: Path, code: str, capsys, clean: bool = True) -> None:
         assert rc == 1 and "Not fixed automatically" in out.out, out.out + out.err
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_golden_fix(case, tmp_path, capsys):
-    code = case.parent.name
+    code = case.parent.parent.name
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
     target = tmp_path / case.name
     shutil.copy(case, target)

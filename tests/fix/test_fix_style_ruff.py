@@ -1,7 +1,7 @@
 """Fixed files keep the project's style, as the real ruff judges it.
 
-Every golden pair under `fixtures/fix/` (the rules' cases, `combined/`, `style/` and the
-files of the golden projects) is laid out as a project of its own, with the case's configuration (`<case>.toml`, where a
+Every golden pair under `fixtures/` (the rules' `fix/` cases, `combined/`, `style/` and the
+files of the golden projects, `fix_projects/`) is laid out as a project of its own, with the case's configuration (`<case>.toml`, where a
 `[tool.ruff] line-length` is set), once with the original and once with the fixed file.
 Where ruff passes the original, it must pass the fixed file: `ruff check --select I,E501`
 (import sorting, line length) and `ruff format --check`. The golden tests prove the fixed
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from test_fix_golden import FIX_FIXTURES, make_case
+from fixture_harness import FIXTURES, make_case
 
 ruff = pytest.importorskip("ruff", reason="ruff is in the test extra")
 
@@ -31,7 +31,7 @@ def _utf8(path: Path) -> bool:
 
 
 PAIRS = sorted(
-    p for p in FIX_FIXTURES.rglob("*.py")
+    p for p in FIXTURES.rglob("*.py")
     if not p.name.endswith(".fixed.py") and p.with_name(p.stem + ".fixed.py").exists() and _utf8(p)
 )
 
@@ -40,7 +40,7 @@ def _tree(tmp: Path, fixed: bool) -> Path:
     top = tmp / ("fixed" if fixed else "original")
     top.mkdir()
     for case in PAIRS:
-        folder = top / "__".join(case.relative_to(FIX_FIXTURES).with_suffix("").parts)
+        folder = top / "__".join(case.relative_to(FIXTURES).with_suffix("").parts)
         folder.mkdir()
         root, target, _ = make_case(case, folder)
         if fixed:
@@ -88,12 +88,12 @@ def test_fixed_files_pass_ruff_where_the_originals_did(tmp_path):
 def test_the_line_length_comes_from_the_ruff_configuration(tmp_path):
     """The same program wraps a call at 88 by default and keeps it on one line under a
     configured `line-length = 119`; ruff agrees with both results."""
-    default = (FIX_FIXTURES / "style" / "long_call.fixed.py").read_text(encoding="utf-8")
-    wide = (FIX_FIXTURES / "style" / "long_call_119.fixed.py").read_text(encoding="utf-8")
+    default = (FIXTURES / "style" / "long_call.fixed.py").read_text(encoding="utf-8")
+    wide = (FIXTURES / "style" / "long_call_119.fixed.py").read_text(encoding="utf-8")
     assert max(len(line) for line in default.splitlines()) <= 88 < max(len(line) for line in wide.splitlines()) <= 119
     folder = tmp_path / "wide"
     folder.mkdir()
-    root, target, _ = make_case(FIX_FIXTURES / "style" / "long_call_119.py", folder)
+    root, target, _ = make_case(FIXTURES / "style" / "long_call_119.py", folder)
     target.write_text(wide, encoding="utf-8")
     assert _ruff("check", "--select", "I,E501", "--no-cache", target.name, cwd=root).returncode == 0
     assert _ruff("check", "--isolated", "--select", "E501", "--no-cache", target.name, cwd=root).returncode == 1

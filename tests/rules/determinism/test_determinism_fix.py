@@ -1,4 +1,4 @@
-"""Fixing RPL101 and RPL401–RPL404 together: `fixtures/fix/combined/<case>.py` becomes
+"""Fixing RPL101 and RPL401–RPL404 together: `fixtures/combined/<case>.py` becomes
 `<case>.fixed.py` under one `--fix` (one tidy block, not interleaved fragments), and a second
 `--fix` changes nothing. Cases are run the same way as the golden pairs of every rule
 (`<case>.toml` configures the run; `unsafe = true` adds `--unsafe-fixes`)."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from test_fix_golden import FIX_FIXTURES, make_case
+from fixture_harness import FIXTURES, make_case, pairs_in
 
-COMBINED = sorted(p for p in (FIX_FIXTURES / "combined").glob("*.py") if not p.name.endswith(".fixed.py"))
+COMBINED = pairs_in(FIXTURES / "combined")
 
 
 def test_combined_cases_are_found():
@@ -32,7 +32,7 @@ def test_combined_fix(case, tmp_path, cli):
 
 def test_one_block_in_order(tmp_path, cli):
     """The statements the fixes add come out contiguous: seed, cuDNN flags, algorithms."""
-    case = FIX_FIXTURES / "combined" / "prototype.py"
+    case = FIXTURES / "combined" / "prototype.py"
     root, target, args = make_case(case, tmp_path)
     r = cli("--fix", "--no-cache", *args, target.name, cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr

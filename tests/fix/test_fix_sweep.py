@@ -19,7 +19,7 @@ from repro_lint.check.run import run_check
 from repro_lint.check.select import select
 from repro_lint.fix.rounds import finding_key
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 EXEMPT = tuple(catalog.load("fixes")["recheck"]["revealed-by-intent"])
 

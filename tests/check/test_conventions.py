@@ -210,4 +210,4 @@ def test_schema_validation_catches_invalid_sarif():
 
     with pytest.raises(AssertionError, match="runs/0/results/0/level"):
         validate_sarif({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {"text": "m"}, "level": "fatal"}]}]})
-    assert Path(__file__).with_name("sarif_schema.py").is_file()
+    assert Path(__file__).parents[1].joinpath("sarif_schema.py").is_file()

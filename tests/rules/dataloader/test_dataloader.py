@@ -262,7 +262,7 @@ def test_rpl302_fix_reuses_a_worker_seeder_of_the_same_module(project):
 
 
 def test_rpl302_fix_uses_the_imported_name_of_a_project_worker_seeder(project):
-    root = Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "dataloader_worker_fn"
+    root = Path(__file__).resolve().parents[3] / "fixtures" / "projects" / "dataloader_worker_fn"
     files = {p.name: p.read_text() for p in root.glob("*.py")}
     f = check(project, files)
     assert one(f, "RPL302").fix.edits[0].value == "init_worker"

@@ -17,7 +17,7 @@ from repro_lint.check.select import select
 from repro_lint.core.edits import MoveStatements
 from conftest import full
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def findings(project, files: dict, code: str | None = None):
@@ -104,7 +104,7 @@ def test_prelude_is_needed_for_pickling(tmp_path):
     when it refers to the module-level `torch.backends.cudnn`."""
     cloudpickle = pytest.importorskip("cloudpickle")
     pytest.importorskip("hydra")
-    fixed = (REPO / "fixtures/fix/RPL201/issue_app.fixed.py").read_text()
+    fixed = (REPO / "fixtures/RPL201/fix/issue_app.fixed.py").read_text()
     assert "    import torch\n" in fixed
     results = {}
     for name, text in (("with", fixed), ("without", fixed.replace("    import torch\n", "", 1))):

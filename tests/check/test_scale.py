@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
 import make_corpus  # noqa: E402
@@ -189,7 +189,7 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     from repro_lint.discover.config import Config
     from repro_lint.facts.syntax import NOT_LITERAL
 
-    files = sorted((REPO / "fixtures").rglob("*.py"))[:60] + [REPO / "src" / "repro_lint" / "extract.py"]
+    files = sorted((REPO / "fixtures").glob("RPL*/*.py"))[:60] + [REPO / "src" / "repro_lint" / "facts" / "walker" / "extractor.py"]
     jobs = [(str(p), p.name, "pkg." + p.stem, False, None) for p in files]
     key = Config().matcher_key()
     batch._init_worker(key)

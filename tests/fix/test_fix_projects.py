@@ -1,4 +1,4 @@
-"""Golden fix projects: `fixtures/fix/projects/<case>/` is a whole project that `repro-lint --fix`
+"""Golden fix projects: `fixtures/fix_projects/<case>/` is a whole project that `repro-lint --fix`
 runs on; every `X.py` with an `X.fixed.py` beside it must become that file, every other `.py`
 must stay byte for byte as it was (libraries' module level, tests, code only other programs
 reach), and a second `--fix` changes nothing. `case.toml` (optional) configures the run like
@@ -20,8 +20,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-REPO = Path(__file__).resolve().parents[1]
-PROJECTS = REPO / "fixtures" / "fix" / "projects"
+REPO = Path(__file__).resolve().parents[2]
+PROJECTS = REPO / "fixtures" / "fix_projects"
 
 
 def cases() -> list[Path]:

@@ -410,7 +410,7 @@ def test_flags_without_effect_say_where_they_are_and_why(tmp_path):
     import shutil
 
     root = tmp_path / "case"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "projects" / "flags_where_they_count", root)
+    shutil.copytree(Path(__file__).resolve().parents[3] / "fixtures" / "projects" / "flags_where_they_count", root)
     (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
     report = run_check([root], Config(), root=root, jobs=1, use_cache=False)
     by = {(Path(f.location.path).name, f.code): f for f in select(report, Config())}

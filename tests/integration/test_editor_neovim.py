@@ -40,7 +40,7 @@ def test_neovim_readme_config_diagnostics_and_fix(tmp_path):
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n')
     (project / "solo.py").write_text(UNSEEDED)
-    script = (REPO / "tests" / "editors" / "neovim_fix.lua").read_text().replace("/tmp/nvimtest/result.txt", str(tmp_path / "result.txt"))
+    script = (REPO / "tests" / "integration" / "editors" / "neovim_fix.lua").read_text().replace("/tmp/nvimtest/result.txt", str(tmp_path / "result.txt"))
     (tmp_path / "check.lua").write_text(script)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", HOME=str(tmp_path))
     subprocess.run(["nvim", "--headless", "-u", str(init), "solo.py", "-c", f"luafile {tmp_path / 'check.lua'}"],

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("review_fixes", REPO / "bench" / "review_fixes.py")
 review_fixes = importlib.util.module_from_spec(spec)
 sys.modules["review_fixes"] = review_fixes  # its dataclasses look their module up there

@@ -20,7 +20,7 @@ from repro_lint.index.seed_reach import seed_callers
 
 from conftest import run_cli
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "projects"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 
 # Each body marked `# RPL103` draws before a call that seeds (only through that call);
 # the bodies marked `# clean` seed first.

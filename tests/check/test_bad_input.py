@@ -65,28 +65,28 @@ def test_non_ascii_columns_are_characters(cli, project):
 
 def test_vanished_file_is_reported_not_a_crash(project):
     from repro_lint.discover.config import Config
-    from repro_lint.check import run as engine
+    from repro_lint.check import run
 
     p = project("gone.py", BAD)
     project("train.py", BAD)
-    real = engine.collect_files
+    real = run.collect_files
 
     def collect_then_delete(*a, **k):
         out = real(*a, **k)
         p.unlink()
         return out
 
-    engine.collect_files = collect_then_delete
+    run.collect_files = collect_then_delete
     try:
-        report = engine.run_check([project.root], Config(), root=project.root, use_cache=False)
+        report = run.run_check([project.root], Config(), root=project.root, use_cache=False)
     finally:
-        engine.collect_files = real
+        run.collect_files = real
     assert any("gone.py: cannot read file" in e for e in report.errors), report.errors
     assert [f.code for f in report.findings] == ["RPL101"]
 
 
 def test_exception_in_a_rule_names_rule_and_file(project, monkeypatch):
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.discover.config import Config
     from repro_lint.rules.registry import RULES, RuleSpec, load_rules
 
@@ -98,7 +98,7 @@ def test_exception_in_a_rule_names_rule_and_file(project, monkeypatch):
         yield
 
     monkeypatch.setitem(RULES, "RPL104", RuleSpec("RPL104", "module", boom))
-    report = engine.run_check([project.root], Config(), root=project.root, use_cache=False)
+    report = run_check([project.root], Config(), root=project.root, use_cache=False)
     assert len(report.errors) == 1
     assert report.errors[0].endswith("train.py: internal error in rule RPL104: ValueError: kaput")
     assert [f.code for f in report.findings] == ["RPL101"]  # the other rules still ran

@@ -1,6 +1,6 @@
 """The on-disk cache: what a second run re-reads and what it re-analyses."""
 
-from repro_lint.check import run as engine
+from repro_lint.check.run import run_check
 from repro_lint.facts import batch
 from repro_lint.check.cache import Cache
 from repro_lint.discover.config import Config
@@ -24,7 +24,7 @@ def run(root, monkeypatch, targets=None):
 
     monkeypatch.setattr(batch, "safe_extract", counting)
     monkeypatch.chdir(root)
-    report = engine.run_check(targets or [root], Config(), root=root, jobs=1, use_cache=True)
+    report = run_check(targets or [root], Config(), root=root, jobs=1, use_cache=True)
     assert report.errors == []
     return sorted(f.code for f in report.findings), sorted(extracted)
 
@@ -73,12 +73,12 @@ def test_cached_results_keep_findings_and_their_fixes(project, monkeypatch):
     `--fix` applies), without extracting anything."""
     project("train.py", "import random\n\nprint(random.random())\n")
     monkeypatch.chdir(project.root)
-    first = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
+    first = run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert first.findings and first.findings[0].fixable
     extracted = []
     real = batch.safe_extract
     monkeypatch.setattr(batch, "safe_extract", lambda *a: extracted.append(a) or real(*a))
-    second = engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
+    second = run_check([project.root], Config(), root=project.root, jobs=1, use_cache=True)
     assert extracted == []
     assert second.findings == first.findings
 
@@ -87,16 +87,16 @@ def test_the_cache_key_is_private_to_the_user(tmp_path, monkeypatch):
     from repro_lint.check import cache
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
-    cache._secret.cache_clear()
+    cache.forget_user_key()
     try:
         assert Cache(tmp_path, "k").enabled
         key = tmp_path / "home-cache" / "repro-lint" / "key"
         assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
-        cache._secret.cache_clear()
+        cache.forget_user_key()
         key.chmod(0o644)  # readable by others: they could forge cache files
         assert not Cache(tmp_path, "k").enabled
     finally:
-        cache._secret.cache_clear()
+        cache.forget_user_key()
 
 
 def test_a_few_changed_files_facts_go_to_a_second_file(project, monkeypatch):
@@ -123,7 +123,7 @@ def test_a_few_changed_files_facts_go_to_a_second_file(project, monkeypatch):
     for results in folder.glob("results-*.bin"):
         results.unlink()
     assert run(project.root, monkeypatch) == (["RPL101"], ["mod_00.py", "utils.py"])  # the altered file is ignored
-    assert engine.run_check([project.root], Config(), root=project.root, jobs=1, use_cache=False).findings == engine.run_check(
+    assert run_check([project.root], Config(), root=project.root, jobs=1, use_cache=False).findings == run_check(
         [project.root], Config(), root=project.root, jobs=1, use_cache=True
     ).findings
 
@@ -149,21 +149,17 @@ def test_files_of_other_versions_do_not_pile_up(project, monkeypatch):
     assert (folder / "notes.txt").exists()
 
 
-def _body_at(data: bytes, name: str) -> tuple[int, int]:
-    """(offset, size) of the body of `name`'s record in a facts file."""
-    import marshal
+def _body_at(root, name: str) -> tuple[int, int]:
+    """(offset, size) of the body of `name`'s record in the main facts file: a record is
+    its three sizes (header, outline, body), those parts and a digest, the body last."""
+    import struct
 
-    from repro_lint.check import cache
-
-    pos = len(cache._FACTS_MAGIC)
-    while True:
-        head, outline, body = cache._RECORD.unpack_from(data, pos)
-        assert head != cache._TRAILER_MARK, f"no record of {name}"
-        start = pos + cache._RECORD.size
-        at = start + head + outline + cache._MAC_SIZE
-        if marshal.loads(data[start : start + head])[0].endswith(name):
-            return at, body
-        pos = at + body
+    [entry] = [e for path, e in Cache(root, Config().fingerprint()).load_facts().items() if path.endswith(name) and e.main]
+    with open(next((root / ".repro_lint_cache").glob("facts-[0-9a-f]*.bin")), "rb") as fh:
+        fh.seek(entry.offset)
+        sizes = struct.Struct("<III")
+        head, outline, body = sizes.unpack(fh.read(sizes.size))
+    return entry.offset + entry.size - body, body
 
 
 def test_a_cached_body_that_does_not_match_its_record_is_not_trusted(project, monkeypatch):
@@ -176,7 +172,7 @@ def test_a_cached_body_that_does_not_match_its_record_is_not_trusted(project, mo
     folder = project.root / ".repro_lint_cache"
     cache_file = next(folder.glob("facts-[0-9a-f]*.bin"))
     data = bytearray(cache_file.read_bytes())
-    at, size = _body_at(bytes(data), "utils.py")
+    at, size = _body_at(project.root, "utils.py")
     data[at + size // 2] ^= 0x20
     cache_file.write_bytes(bytes(data))
     for results in folder.glob("results-*.bin"):

@@ -179,12 +179,12 @@ def test_a_missing_output_folder_is_one_line(cli, project):
 
 def test_jobs_are_capped_at_the_cores(project, monkeypatch):
     from repro_lint.cli import main as cli_module
-    from repro_lint.check import run as engine
+    from repro_lint.check import run
 
     project("train.py", BAD)
     seen = []
-    real = engine.run_check
-    monkeypatch.setattr(engine, "run_check", lambda *a, **k: seen.append(k["jobs"]) or real(*a, **k))
+    real = run.run_check
+    monkeypatch.setattr(run, "run_check", lambda *a, **k: seen.append(k["jobs"]) or real(*a, **k))
     monkeypatch.chdir(project.root)
     assert cli_module.main(["check", "--no-cache", "--jobs", "1000", "-q"]) == 1
     assert seen == [cli_module.usable_cores()] and seen[0] < 1000

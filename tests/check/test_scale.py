@@ -74,7 +74,7 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
     import os
 
     from repro_lint.check import parallel
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.discover.config import Config
     from repro_lint.rules.registry import RULES, load_rules
 
@@ -82,7 +82,7 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
         pytest.skip("no fork on this platform")
     apart = {code for code, spec in load_rules().items() if spec.apart}
     corpus = _labs(tmp_path, 3)
-    expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
+    expected = run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
     parent = os.getpid()
     real = parallel.rules_here
     here: list[list[str]] = []
@@ -94,7 +94,7 @@ def test_rules_fall_back_to_this_process_when_the_forked_copy_fails(tmp_path, mo
         return real(ctx, targets, errors, verbose, codes)
 
     monkeypatch.setattr(parallel, "rules_here", dies_in_the_copy)
-    got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
+    got = run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
     # this process ran its own rules, then (the copy having died) the copy's
     assert len(here) == 2 and set(here[1]) == apart and not set(here[0]) & apart
     assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
@@ -123,14 +123,14 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
     process extracts them, and the findings are those of --jobs 1."""
     import os
 
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.facts import batch
     from repro_lint.discover.config import Config
 
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
     corpus = _labs(tmp_path, 2)
-    expected = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
+    expected = run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings
     record = tmp_path / "taken"
 
     def dies_in_its_second_part(jobs, packing=False):  # (only workers call it)
@@ -139,9 +139,9 @@ def test_parts_a_dead_worker_took_are_extracted_here(tmp_path, monkeypatch):
         record.write_text(jobs[0][0])
         return real(jobs, packing)
 
-    real = batch._extract_part
-    monkeypatch.setattr(batch, "_extract_part", dies_in_its_second_part)
-    got = engine.run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
+    real = batch.extract_part
+    monkeypatch.setattr(batch, "extract_part", dies_in_its_second_part)
+    got = run_check([corpus], Config(), root=corpus, jobs=2, use_cache=False)
     assert record.read_text().endswith(".py")  # the worker did take parts, then died
     assert [f.to_dict() for f in got.findings] == [f.to_dict() for f in expected]
     assert got.errors == []
@@ -154,7 +154,7 @@ def test_a_dead_workers_files_are_read_again_with_the_projects_settings(tmp_path
     project's own settings (a seeder named in the configuration)."""
     import os
 
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.facts import batch
     from repro_lint.discover.config import Config
 
@@ -169,16 +169,16 @@ def test_a_dead_workers_files_are_read_again_with_the_projects_settings(tmp_path
     cfg = Config(seeders={"acme.prepare": ["python", "numpy", "torch"]})
 
     def findings(jobs):
-        return [f.to_dict() for f in engine.run_check([corpus], cfg, root=corpus, jobs=jobs, use_cache=False).findings]
+        return [f.to_dict() for f in run_check([corpus], cfg, root=corpus, jobs=jobs, use_cache=False).findings]
 
     expected = findings(1)
     assert not [f for f in expected if f["path"].endswith("aaa_train.py")]
-    assert [f for f in engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings if f.location.path.endswith("aaa_train.py")]
+    assert [f for f in run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False).findings if f.location.path.endswith("aaa_train.py")]
 
     def dies(jobs, packing=False):  # (only workers call it)
         raise RuntimeError("the worker dies")
 
-    monkeypatch.setattr(batch, "_extract_part", dies)
+    monkeypatch.setattr(batch, "extract_part", dies)
     assert findings(2) == expected
 
 
@@ -192,10 +192,10 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
     files = sorted((REPO / "fixtures").glob("RPL*/*.py"))[:60] + [REPO / "src" / "repro_lint" / "facts" / "walker" / "extractor.py"]
     jobs = [(str(p), p.name, "pkg." + p.stem, False, None) for p in files]
     key = Config().matcher_key()
-    batch._init_worker(key)
-    sent = batch._extract_part(jobs)
-    got = batch._received_part(sent)
-    want = [batch._extract_job(j) for j in jobs]
+    batch.init_worker(key)
+    sent = batch.extract_part(jobs)
+    got = batch.received_part(sent)
+    want = [batch.extract_job(j) for j in jobs]
 
     def state(info):
         d = dict(info.__dict__)
@@ -206,15 +206,15 @@ def test_facts_sent_back_by_a_worker_equal_the_facts_it_extracted():
 
     assert sum(len(i.events) + len(i.functions) for i in want) > 50  # the files say something
     assert [state(i) for i in got] == [state(i) for i in want]
-    odd = batch._extract_job(jobs[0])
+    odd = batch.extract_job(jobs[0])
     odd.extra["marker"] = NOT_LITERAL  # not a plain value
 
-    real = batch._extract_job
+    real = batch.extract_job
     try:
-        batch._extract_job = lambda job: odd
-        (back,) = batch._received_part(batch._extract_part(jobs[:1]))
+        batch.extract_job = lambda job: odd
+        (back,) = batch.received_part(batch.extract_part(jobs[:1]))
     finally:
-        batch._extract_job = real
+        batch.extract_job = real
     assert back.extra["marker"] is NOT_LITERAL and state(back)["events"] == state(odd)["events"]
 
 
@@ -224,7 +224,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     a small one, with room for one decoded body, the findings are the same, with --jobs 1 and
     2 (the rules' forked copy reading the file too), and so are the facts stored in the cache."""
     from repro_lint.check import parallel
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.facts import batch
     from repro_lint.facts import model
     from repro_lint.check.cache import Cache
@@ -236,19 +236,19 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
     def findings(report):
         return [f.to_dict() for f in report.findings]
 
-    expected = findings(engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False))
+    expected = findings(run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False))
     assert expected
     monkeypatch.setattr(batch, "PACK_SOURCE_BYTES", 0)
-    monkeypatch.setattr(model._DECODED, "limit", 1)
+    monkeypatch.setattr(model.DECODED, "limit", 1)
     monkeypatch.setattr(parallel, "FORK_RULES_MIN_FILES", 1)
     for jobs in (1, 2):
-        report = engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
+        report = run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False)
         assert findings(report) == expected, jobs
-        packed = [i for i in report.facts.values() if "_packed" in i.__dict__]
+        packed = [i for i in report.facts.values() if model.packed_body(i) is not None]
         assert len(packed) > len(report.facts) // 2  # packed, with their summaries kept
         assert any("calls" not in i.__dict__ for i in packed)  # and let go again once read
         # the calls of most modules lie in the file, one file for the check
-        spilled = [i.__dict__["_packed"] for i in packed if type(i.__dict__["_packed"][1]) is int]
+        spilled = [model.packed_body(i) for i in packed if type(model.packed_body(i)[1]) is int]
         assert len(spilled) > len(packed) // 2, jobs
         assert len({id(p[-1]) for p in spilled}) == 1 and isinstance(spilled[0][-1], Spill)
     # the cache filled from packed bodies holds what it holds when filled from objects
@@ -261,7 +261,7 @@ def test_packed_bodies_give_the_same_findings_and_cache(tmp_path, monkeypatch):
         if not packing:
             monkeypatch.setattr(batch, "PACK_SOURCE_BYTES", 1 << 40)
         shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
-        assert findings(engine.run_check([corpus], Config(), root=corpus, jobs=1)) == expected
+        assert findings(run_check([corpus], Config(), root=corpus, jobs=1)) == expected
         stored[packing] = {}
         for k, entry in Cache(corpus, Config().fingerprint()).load_facts().items():
             outline, (reader, *where) = model.to_plain_parts(entry.info)
@@ -274,7 +274,7 @@ def test_equal_outline_values_are_kept_once():
     """A large project's outlines share their equal values (`shared_values.Sharing`), and only
     values equal in type too: `(True,)` stays apart from `(1,)`."""
     from repro_lint.facts.batch import safe_extract
-    from repro_lint.facts.model import pack
+    from repro_lint.facts.model import pack, packed_body, stored_summary
     from repro_lint.rules.registry import load_rules
     from repro_lint.facts.shared_values import Sharing
 
@@ -289,20 +289,20 @@ def test_equal_outline_values_are_kept_once():
     a, b = infos
     assert a.imports == b.imports and all(x is y for x, y in zip(a.imports, b.imports))
     assert a.functions["step"].params is b.functions["step"].params
-    assert a.__dict__["_summary"] is b.__dict__["_summary"]
+    assert stored_summary(a) is stored_summary(b)
     one, true = sharing.value((1, "x")), sharing.value((True, "x"))
     assert one is not true and type(true[0]) is bool
     assert sharing.value(tuple([1, "x"])) is one
     # the small marshalled body fields are one object too, and read back the same
-    loops = a.__dict__["_packed"][3]
-    assert len(loops) <= 32 and loops is b.__dict__["_packed"][3]
+    loops = packed_body(a)[3]
+    assert len(loops) <= 32 and loops is packed_body(b)[3]
     assert a.loops == b.loops == {} and a.constants == b.constants and a.calls == b.calls
 
 
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     """What rules work out for one program (`rules.program_cache`, a program's seeds and draws)
     is let go once that program's rules have run, while the programs themselves stay."""
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.discover.config import Config
     from repro_lint.index.project_index import ProjectIndex
     from repro_lint.facts.matchers import get_matchers
@@ -355,14 +355,14 @@ def test_rules_of_a_forked_copy_that_fails_run_here(tmp_path, monkeypatch):
     import os
 
     from repro_lint.check import parallel
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.discover.config import Config
     from repro_lint.rules.registry import load_rules
 
     corpus = _labs(tmp_path, 2)
 
     def findings(jobs):
-        return [f.to_dict() for f in engine.run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False).findings]
+        return [f.to_dict() for f in run_check([corpus], Config(), root=corpus, jobs=jobs, use_cache=False).findings]
 
     expected = findings(1)
     assert any(load_rules()[f["code"]].apart for f in expected)
@@ -392,23 +392,24 @@ def test_calls_let_go_after_the_rules_are_worked_out_again_the_same(tmp_path, mo
     answers once its rules have run (`ProjectIndex.let_go_of_calls`); asked again they are
     the same, and a check filling the cache stores the same map of programs as --jobs 1."""
     from repro_lint.check import parallel
-    from repro_lint.check import run as engine
+    from repro_lint.check.run import run_check
     from repro_lint.check.cache import Cache
     from repro_lint.discover.config import Config
     from repro_lint.index.project_index import ProjectIndex
     from repro_lint.facts.matchers import get_matchers
 
     corpus = _labs(tmp_path, 2)
-    report = engine.run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False)
+    report = run_check([corpus], Config(), root=corpus, jobs=1, use_cache=False)
     index = ProjectIndex(report.facts.values(), get_matchers(*Config().matcher_key()), corpus)
 
     def answers():
         return {(info.module, scope): tuple(index.callees(info, scope)) for info in index.modules.values() for scope in info.calls}
 
     before = answers()
-    assert sum(1 for v in before.values() if v) > 100 and index._callees and index._resolve_cache
+    held = index.held_answers()
+    assert sum(1 for v in before.values() if v) > 100 and held["callees"] and held["resolved"]
     index.let_go_of_calls()
-    assert not index._callees and not index._resolve_cache and not index._method_cache
+    assert index.held_answers() == {"callees": 0, "methods": 0, "resolved": 0}
     assert answers() == before
 
     import shutil
@@ -421,7 +422,7 @@ def test_calls_let_go_after_the_rules_are_worked_out_again_the_same(tmp_path, mo
     maps, found = {}, {}
     for jobs in (1, 2):
         shutil.rmtree(corpus / ".repro_lint_cache", ignore_errors=True)
-        found[jobs] = [f.to_dict() for f in engine.run_check([corpus], Config(), root=corpus, jobs=jobs).findings]
+        found[jobs] = [f.to_dict() for f in run_check([corpus], Config(), root=corpus, jobs=jobs).findings]
         maps[jobs] = Cache(corpus, Config().fingerprint()).load_plain("programs")
     assert len(forks) == 1  # the copy ran, and this process let go of its calls meanwhile
     assert found[1] == found[2] and found[1]

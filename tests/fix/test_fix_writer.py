@@ -16,7 +16,7 @@ from conftest import SRC
 from repro_lint.discover.config import Config
 from repro_lint.check.run import run_check
 from repro_lint.check.select import select
-from repro_lint.fix import rounds as fix_engine
+from repro_lint.fix import rounds
 from repro_lint.fix import writer
 from repro_lint.fix.rounds import apply_fixes
 
@@ -96,13 +96,13 @@ def test_interrupt_in_the_middle_of_writing(project, monkeypatch):
 
 def test_file_changed_on_disk_is_not_overwritten(project, monkeypatch):
     path = project("lib.py", GENERATOR)
-    real = fix_engine._Engine.problem
+    real = rounds.write_atomic
 
-    def edit_meanwhile(self, *args, **kwargs):
+    def edit_meanwhile(*args, **kwargs):  # the user saves the file just before the fix is written
         path.write_text(GENERATOR + "print('edited in the editor')\n")
-        return real(self, *args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(fix_engine._Engine, "problem", edit_meanwhile)
+    monkeypatch.setattr(rounds, "write_atomic", edit_meanwhile)
     outcome = fix(project.root)
     assert outcome.errors == ["lib.py: fix not written: it changed on disk while it was being fixed; not written"]
     assert path.read_text() == GENERATOR + "print('edited in the editor')\n"

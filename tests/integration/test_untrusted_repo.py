@@ -63,7 +63,7 @@ def _results_record(root):
     from repro_lint.discover.config import Config
 
     cache = Cache(root, Config().fingerprint())
-    [frame] = cache._read("results")
+    [frame] = cache.read_frames("results")
     return cache, list(marshal.loads(frame))
 
 
@@ -82,12 +82,12 @@ def test_results_signed_without_the_users_key_are_not_believed(cli, project):
     frame = marshal.dumps(tuple(record))
 
     cache.secret = os.urandom(32)  # the attacker's guess
-    cache._write("results", [frame])
+    cache.write_frames("results", [frame])
     r = cli("--format", "concise", cwd=root)
     assert "FORGED" not in r.stdout and "RPL101" in r.stdout, r.stdout
 
     cache, _ = _results_record(root)  # the run rebuilt the file under the user's key
-    cache._write("results", [frame])
+    cache.write_frames("results", [frame])
     assert "FORGED" in cli("--format", "concise", cwd=root).stdout
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -154,52 +155,46 @@ OUTPUT_SETTINGS = ("REPRO_LINT_OUTPUT_FORMAT", "NO_COLOR", "REPRO_LINT_DEBUG")
 
 
 def in_process(monkeypatch, capsys):
-    """A runner of `repro-lint ARGS` through its entry point `repro_lint.cli.main.main`, in
-    this process, from the folder `cwd`: returns (exit code, stdout, stderr). The working
-    folder and the environment are put back after each call."""
+    """`repro-lint ARGS` run through its entry point `repro_lint.cli.main.main` in this
+    process, called as conftest's `cli` (a subprocess) is: `run(*args, cwd=..., env=...)`
+    gives a `CompletedProcess`. The working folder and the environment are put back after
+    each call; the cache stays off or in the session's folder (conftest)."""
     from repro_lint.cli.main import main
 
-    def run(*args: str, cwd: Path) -> tuple[int, str, str]:
+    def run(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
         capsys.readouterr()
         with monkeypatch.context() as m:
             m.chdir(cwd)
             for name in OUTPUT_SETTINGS:
                 m.delenv(name, raising=False)
+            for name, value in (env or {}).items():
+                m.setenv(name, value)
             rc = main([str(a) for a in args])
         out = capsys.readouterr()
-        return rc, out.out, out.err
+        return subprocess.CompletedProcess(["repro-lint", *map(str, args)], rc, out.out, out.err)
 
     return run
 
 
-def in_subprocess(cli):
-    """The same runner as `in_process`, through `python -m repro_lint` in a subprocess."""
-
-    def run(*args: str, cwd: Path) -> tuple[int, str, str]:
-        r = cli(*args, cwd=cwd)
-        return r.returncode, r.stdout, r.stderr
-
-    return run
-
-
-def assert_golden_fix(case: Path, tmp_path: Path, run, command: tuple[str, ...] = ()) -> None:
+def assert_golden_fix(case: Path, tmp_path: Path, cli, command: tuple[str, ...] = ()) -> None:
     """`--fix` turns the case into its `.fixed.py` byte for byte, saying so when it changes
-    it, and a second `--fix` changes nothing. `command` goes before the options (`check`)."""
+    it, and a second `--fix` changes nothing. `cli` runs the command line (`in_process`, or
+    conftest's `cli` for a subprocess); `command` goes before the options (`check`)."""
     root, target, args = make_case(case, tmp_path)
     expected = fixed_of(case).read_bytes()
-    rc, out, err = run(*command, "--fix", "--no-cache", *args, target.name, cwd=root)
-    assert rc in (0, 1), err + out
+    r = cli(*command, "--fix", "--no-cache", *args, target.name, cwd=root)
+    assert r.returncode in (0, 1), r.stderr + r.stdout
     got = target.read_bytes()
     assert got == expected, (
         f"--fix output differs from {case.stem}.fixed.py\n--- got ---\n{got.decode('utf-8', 'replace')}\n"
-        f"--- stdout ---\n{out}\n--- stderr ---\n{err}"
+        f"--- stdout ---\n{r.stdout}\n--- stderr ---\n{r.stderr}"
     )
     if expected != case.read_bytes():
-        assert "Fixed " in out
-    rc, out, err = run(*command, "--fix", "--no-cache", *args, target.name, cwd=root)
-    assert rc in (0, 1), err
+        assert "Fixed " in r.stdout
+    again = cli(*command, "--fix", "--no-cache", *args, target.name, cwd=root)
+    assert again.returncode in (0, 1), again.stderr
     assert target.read_bytes() == expected, "a second --fix changed the file"
-    assert "Fixed " not in out
+    assert "Fixed " not in again.stdout
 
 
 def smoke_case(family: str) -> list[Path]:
@@ -229,6 +224,6 @@ def family_driver(family: str):
 
     @pytest.mark.parametrize("case", smoke_case(family), ids=case_id)
     def test_fix_in_a_subprocess(case, tmp_path, cli):
-        assert_golden_fix(case, tmp_path, in_subprocess(cli), ("check",))
+        assert_golden_fix(case, tmp_path, cli, ("check",))
 
     return test_detection, test_golden_fix, test_fix_in_a_subprocess

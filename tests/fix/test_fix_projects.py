@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fixture_harness import in_process
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -22,6 +24,13 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECTS = REPO / "fixtures" / "fix_projects"
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """The golden runs of this module go through the entry point in this process (the
+    family drivers run one through `python -m repro_lint`)."""
+    return in_process(monkeypatch, capsys)
 
 
 def cases() -> list[Path]:

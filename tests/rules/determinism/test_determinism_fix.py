@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_harness import FIXTURES, make_case, pairs_in
+from fixture_harness import FIXTURES, in_process, make_case, pairs_in
 
 COMBINED = pairs_in(FIXTURES / "combined")
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """The golden runs of this module go through the entry point in this process (the
+    family drivers run one through `python -m repro_lint`)."""
+    return in_process(monkeypatch, capsys)
 
 
 def test_combined_cases_are_found():

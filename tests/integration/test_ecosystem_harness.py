@@ -101,6 +101,7 @@ def counts(items: list[dict]) -> dict:
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs this repository's git history")
+@pytest.mark.slow  # the harness end to end: git, two versions of the tool
 def test_counts_added_removed_and_test_files_match_the_tool(tmp_path):
     repos = tmp_path / "repos"
     for rel, text in FILES.items():

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 BAD = """import numpy as np
 import torch
 
@@ -34,6 +36,7 @@ def test_numpy_fix_default_seeds_the_legacy_generator_which_npy002_reports(cli, 
     assert r.returncode == 1 and "np.random.seed" in r.stdout
 
 
+@pytest.mark.slow  # runs the fixed program and ruff
 def test_numpy_fix_generator_passes_npy002_and_runs(cli, project):
     path = project("train.py", BAD)
     r = cli("--no-cache", "--fix", "--config", 'numpy-fix = "generator"', cwd=project.root)

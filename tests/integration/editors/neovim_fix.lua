@@ -1,4 +1,4 @@
--- Run by tests/test_editor_neovim.py in a headless Neovim: wait for the diagnostics, apply the
+-- Run by tests/integration/test_editor_neovim.py in a headless Neovim: wait for the diagnostics, apply the
 -- first code action (resolved when it comes without its edit), wait for the finding to go.
 local out = {}
 local function log(s) table.insert(out, s) end

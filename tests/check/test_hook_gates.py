@@ -1,4 +1,4 @@
-"""Gated extraction hooks (`extract_hooks.HookGate`): a file that names none of a family's
+"""Gated extraction hooks (`facts.hooks.HookGate`): a file that names none of a family's
 APIs is walked with the family's light hooks, and extracted again in full as soon as the
 project shows it needs that (here: the DataLoader family, whose calls of a project subclass
 of DataLoader name no loader API). Every way facts are gathered gives the findings a check

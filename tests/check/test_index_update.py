@@ -1,4 +1,4 @@
-"""The live index (`index_update.LiveIndex`) answers as a freshly built index does after
+"""The live index (`index.live.LiveIndex`) answers as a freshly built index does after
 each edit: findings of the whole project and which programs reach which module, compared
 after a series of edits of bodies and of outlines (functions, imports, classes)."""
 

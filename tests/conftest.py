@@ -39,7 +39,7 @@ def _user_cache_dir(tmp_path_factory):
 def _key_read_again():
     """The key of the user cache is read once per process (`cache.forget_user_key`): a test
     that points XDG_CACHE_HOME elsewhere must not leave that folder's key to the tests after
-    it, whose CLI subprocesses sign with the session's key."""
+    it, whose CLI subprocesses sign with the test run's key."""
     yield
     from repro_lint.check import cache
 

@@ -158,7 +158,7 @@ def in_process(monkeypatch, capsys):
     """`repro-lint ARGS` run through its entry point `repro_lint.cli.main.main` in this
     process, called as conftest's `cli` (a subprocess) is: `run(*args, cwd=..., env=...)`
     gives a `CompletedProcess`. The working folder and the environment are put back after
-    each call; the cache stays off or in the session's folder (conftest)."""
+    each call; the cache stays off or in the test run's folder (conftest)."""
     from repro_lint.cli.main import main
 
     def run(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

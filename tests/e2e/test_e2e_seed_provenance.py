@@ -23,7 +23,7 @@ from conftest import run_cli
 
 pytestmark = pytest.mark.slow
 
-PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "fix" / "projects"
+PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "fix_projects"
 
 
 def copy_project(name: str, tmp_path: Path) -> Path:

@@ -195,6 +195,12 @@ def _secret() -> Optional[bytes]:
         return None
 
 
+def forget_user_key() -> None:
+    """Read the key again at the next use: it is read once per process, from the user cache
+    folder of that moment (tests that change XDG_CACHE_HOME call this)."""
+    _secret.cache_clear()
+
+
 def _create_secret(folder: Path, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".key-")  # created 0600
     try:
@@ -349,7 +355,7 @@ class Cache:
     # -- authenticated files ---------------------------------------------------------
     # A file is the magic line, the keyed digest of everything after it, then frames: a
     # 4-byte length and that many bytes (mostly `marshal` output).
-    def _read(self, kind: str) -> Optional[list[memoryview]]:
+    def read_frames(self, kind: str) -> Optional[list[memoryview]]:
         """The frames of the `kind` file, or None when it is missing, unreadable, not a
         regular file, not authenticated by this user's key or cut short."""
         if not self.enabled:
@@ -381,8 +387,9 @@ class Cache:
             pos += size
         return frames
 
-    def _write(self, kind: str, frames: Iterable[bytes]) -> None:
-        """Atomically replace the `kind` file with `frames`, written one after the other."""
+    def write_frames(self, kind: str, frames: Iterable[bytes]) -> None:
+        """Atomically replace the `kind` file with `frames`, written one after the other and
+        authenticated with `self.secret` (tests sign with another key to play a forger)."""
 
         def write(fh: Any) -> None:
             mac = _mac(self.secret, kind)  # type: ignore[arg-type]
@@ -610,7 +617,7 @@ class Cache:
     # -- plain data of one kind (the program map) --------------------------------------------
     def load_plain(self, kind: str) -> Any:
         """The value stored by `store_plain(kind, ...)` with this code, or None."""
-        frames = self._read(kind)
+        frames = self.read_frames(kind)
         if not frames or len(frames) != 1:
             return None
         try:
@@ -627,13 +634,13 @@ class Cache:
             frame = marshal.dumps((code_fingerprint(), value))
         except ValueError:
             return
-        self._write(kind, [frame])
+        self.write_frames(kind, [frame])
 
     # -- results of a whole run ------------------------------------------------------------
     def load_results(self, run_key: str) -> Optional[tuple[list, list[str], dict[str, Any]]]:
         """(findings, error lines, per-file suppression views by displayed path) of the run
         with `run_key`, or None."""
-        frames = self._read("results")
+        frames = self.read_frames("results")
         if not frames or len(frames) != 1:
             return None
         try:
@@ -655,7 +662,7 @@ class Cache:
             frame = marshal.dumps((code_fingerprint(), run_key, _to_plain(findings), list(errors), plain_views))
         except ValueError:
             return
-        self._write("results", [frame])
+        self.write_frames("results", [frame])
 
 
 def _view(path: str, module: str, is_package: bool, digest: str, noqa: dict, file_noqa: Any, file_noqa_set: bool) -> Any:

@@ -34,27 +34,30 @@ _FORKED_DATAS: dict[str, bytes] = {}
 _CLAIMS: Optional[tuple] = None
 
 
-def _init_worker(matcher_key: tuple, claims: Optional[tuple] = None) -> None:
+def init_worker(matcher_key: tuple, claims: Optional[tuple] = None) -> None:
+    """Make this process a worker (the pool's initializer). The worker's steps are public
+    (`init_worker`, `extract_part`, `extract_job`, and `received_part` in the parent) so that
+    tests can run them in one process and stand in for a worker that dies."""
     global _WORKER_MATCHER_KEY, _CLAIMS
     _WORKER_MATCHER_KEY = matcher_key
     _CLAIMS = claims
     registry()  # (the families' hooks, found once per worker)
 
 
-def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
+def extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
     """A worker's part, extracted and sent back at once (results sent one by one must be
     read by the parent while it extracts its own part, and the two then take turns), in
     the compact form of `model.to_plain` (pickling the objects took as long as a tenth
     of the extraction, on both sides), or with `packing` their bodies packed (`model.pack`).
 
     One buffer of records (`_RECORD` head, then the bytes): the parent decodes each record
-    where it lies (`_received_part`). A marshalled list of the records' bytes made the
+    where it lies (`received_part`). A marshalled list of the records' bytes made the
     parent copy every one of them first: on a 38,000-file tree about 70 MB more of the
     parent's memory stayed in use after the copies were freed (small blocks in between)."""
     out = []
     with quiet_parsing():
         for job in jobs:
-            info = _extract_job(job)
+            info = extract_job(job)
             try:
                 if packing and pack(info):
                     form, item = 2, marshal.dumps(packed_plain(info))
@@ -71,7 +74,8 @@ def _extract_part(jobs: list[tuple], packing: bool = False) -> bytes:
 _RECORD = struct.Struct("<BQ")
 
 
-def _received_part(data: bytes, sharing: Optional[Sharing] = None) -> list[ModuleInfo]:
+def received_part(data: bytes, sharing: Optional[Sharing] = None) -> list[ModuleInfo]:
+    """The facts of a worker's part (`extract_part`), decoded in the parent."""
     out = []
     view = memoryview(data)
     head = _RECORD.size
@@ -92,7 +96,7 @@ def _received_part(data: bytes, sharing: Optional[Sharing] = None) -> list[Modul
     return out
 
 
-def _extract_job(job: tuple, key: Optional[tuple] = None) -> ModuleInfo:
+def extract_job(job: tuple, key: Optional[tuple] = None) -> ModuleInfo:
     """The facts of a job's file, read here unless this is a forked worker that has its bytes."""
     path, display, module, is_package, digest = job
     data = _FORKED_DATAS.get(path)
@@ -182,7 +186,7 @@ def _extract_here(
             data = datas.pop(j[0], None)
             # (the bytes of a part a worker took are let go: should that worker die, its
             # files are read again here)
-            info = safe_extract(j[1], j[2], j[3], data, key, j[4]) if data is not None else _extract_job(j, key)
+            info = safe_extract(j[1], j[2], j[3], data, key, j[4]) if data is not None else extract_job(j, key)
             if packing and pack(info) and sharing is not None:
                 sharing.share(info)
             out.append(info)
@@ -240,7 +244,7 @@ def _claim(claims: tuple, from_back: bool) -> Optional[int]:
 
 def _extract_claimed(packing: bool = False) -> tuple[list[int], bytes]:
     """A worker's share: parts taken from the front until none is left, as (their numbers,
-    the records of their files in that order; see `_extract_part`)."""
+    the records of their files in that order; see `extract_part`)."""
     parts = _CLAIMS[2]  # type: ignore[index]
     taken: list[int] = []
     records: list[bytes] = []
@@ -249,7 +253,7 @@ def _extract_claimed(packing: bool = False) -> tuple[list[int], bytes]:
         if n is None:
             return taken, b"".join(records)
         taken.append(n)
-        records.append(_extract_part(parts[n], packing))
+        records.append(extract_part(parts[n], packing))
 
 
 def _extract_parallel(
@@ -267,7 +271,7 @@ def _extract_parallel(
         claims = (ctx.RawArray("q", [0, len(parts)]), ctx.Lock(), parts)
         _FORKED_DATAS = datas
         try:
-            pool = ctx.Pool(n_jobs - 1, initializer=_init_worker, initargs=(key, claims))
+            pool = ctx.Pool(n_jobs - 1, initializer=init_worker, initargs=(key, claims))
         finally:
             _FORKED_DATAS = {}
     except (OSError, ImportError):
@@ -300,7 +304,7 @@ def _extract_parallel(
                 taken, records = result.get()
             except Exception:  # a worker died: the parts it took are done here below
                 continue
-            infos = _received_part(records, sharing)
+            infos = received_part(records, sharing)
             start = 0
             for n in taken:
                 done[n] = infos[start:start + len(parts[n])]

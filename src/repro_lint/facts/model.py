@@ -242,7 +242,7 @@ class ModuleInfo:
     # A large project's freshly extracted facts are kept the same way (`pack`): the body
     # marshalled in memory, field by field. The events, once decoded, stay decoded (rules
     # tell events apart by identity); the other fields are let go again while those decoded
-    # at once exceed a budget (`_DECODED`), and decoded again when next read.
+    # at once exceed a budget (`DECODED`), and decoded again when next read.
     def __getattr__(self, name: str) -> Any:
         # called only for a field not set: a body not decoded yet
         if name in BODY_FIELDS:
@@ -255,7 +255,7 @@ class ModuleInfo:
                 else:
                     data = packed_field(packed, BODY_FIELDS.index(name))
                     state[name] = marshal.loads(data)
-                    _DECODED.add(self, name, len(data))
+                    DECODED.add(self, name, len(data))
                 return state[name]
             body = state.pop("_body", None)
             if body is not None:
@@ -443,6 +443,13 @@ def packed_plain(info: ModuleInfo) -> Optional[tuple]:
     return (state, *[packed_field(packed, i) for i in range(len(BODY_FIELDS))])
 
 
+def packed_body(info: ModuleInfo) -> Optional[list]:
+    """The packed body of `info` (`pack`: the marshalled fields in `BODY_FIELDS` order, an int
+    for a field moved to the temporary file, which then ends the list), or None when its body
+    is not packed: for tests and diagnostics of a large project's memory."""
+    return info.__dict__.get("_packed")
+
+
 def packed_field(packed: list, i: int) -> Optional[bytes]:
     """The marshalled body field `i` (in `BODY_FIELDS` order) of packed facts, read back
     from the temporary file it was moved to (`spill.take`: then an int says where, and the
@@ -471,7 +478,7 @@ def unpack(info: ModuleInfo) -> None:
     for i, name in enumerate(_REST_FIELDS, 1):
         if name not in state:  # (else decoded now, and kept)
             state[name] = marshal.loads(packed_field(packed, i))
-        _DECODED.forget(info, name)
+        DECODED.forget(info, name)
     del state["_packed"]
     state.pop("_summary", None)
 
@@ -511,13 +518,14 @@ class _DecodedBodies:
 # A decoded body takes about 5 times its marshalled size. On a 38,000-file tree 2 MB held
 # about 1,000 bodies at once, enough for the modules a program or a module's rules read
 # together (each body decoded about 3 times in a check: programs, module rules, program
-# rules); 16 MB held 14,000 and cost 80 MB more for a tenth fewer decodings.
-_DECODED = _DecodedBodies(2 << 20)
+# rules); 16 MB held 14,000 and cost 80 MB more for a tenth fewer decodings. (Tests lower
+# its `limit` to make bodies be let go and decoded again.)
+DECODED = _DecodedBodies(2 << 20)
 
 
 def release_decoded() -> None:
     """Empty the table of decoded body fields (a check ends)."""
-    _DECODED.clear()
+    DECODED.clear()
 
 
 # -- a compact form for sending facts between processes ---------------------------------

@@ -23,8 +23,8 @@ from typing import Optional, Union
 # Fields up to this size stay in memory (most modules' constants and loops: a few bytes,
 # shared when equal, `shared_values`); what refers to a field in the file costs about 40.
 SPILL_MIN_BYTES = 96
-# Bytes gathered before each write.
-_WRITE_BYTES = 1 << 20
+# Bytes gathered before each write (tests lower it to write often).
+WRITE_BYTES = 1 << 20
 # where a field lies: offset * _SIZES + size, one int
 _SIZES = 1 << 32
 
@@ -56,7 +56,7 @@ class Spill:
             return data
         offset = self._written + len(self._pending)
         self._pending += data
-        if len(self._pending) >= _WRITE_BYTES:
+        if len(self._pending) >= WRITE_BYTES:
             self._write()
             if self._broken:
                 return data
@@ -76,6 +76,10 @@ class Spill:
             view.release()
         self._written += done
         del self._pending[:done]
+
+    def held(self) -> tuple[int, int]:
+        """(bytes in the file, bytes gathered and not written yet): for tests and diagnostics."""
+        return self._written, len(self._pending)
 
     def get(self, where: int) -> bytes:
         """The bytes put at `where`."""

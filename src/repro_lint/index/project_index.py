@@ -365,6 +365,11 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._method_cache = {}
         self._resolve_cache = {}
 
+    def held_answers(self) -> dict[str, int]:
+        """How many modules' worked-out calls, method answers and resolution answers the index
+        holds now (what `let_go_of_calls` lets go of): for tests and memory diagnostics."""
+        return {"callees": len(self._callees), "methods": len(self._method_cache), "resolved": len(self._resolve_cache)}
+
     def callees(self, info: ModuleInfo, scope: str) -> "Iterable[tuple[tuple, tuple[str, ...]]]":
         """Each recorded call of a scope with the project functions it may reach, as
         (call, keys) pairs to iterate once (worked out once per scope: effects, reach and

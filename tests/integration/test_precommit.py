@@ -1,0 +1,79 @@
+"""The hooks installed the way users do: `pre-commit try-repo` of this repository."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BAD = "import numpy as np\n\n\ndef main():\n    print(np.random.rand(3))\n\n\nif __name__ == '__main__':\n    main()\n"
+GOOD = BAD.replace("def main():\n", "def main():\n    np.random.seed(0)\n")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_hook_fails_then_passes(tmp_path):
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@x",
+               GIT_COMMITTER_NAME="u", GIT_COMMITTER_EMAIL="u@x")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "train.py").write_text(BAD)
+    subprocess.run(["git", "add", "train.py"], cwd=repo, check=True)
+
+    def hook(name):
+        return subprocess.run(
+            ["pre-commit", "try-repo", str(REPO), name, "--files", "train.py", "--color", "never"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+        )
+
+    r = hook("repro-lint")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "RPL101" in r.stdout and "Failed" in r.stdout
+    (repo / "train.py").write_text(GOOD)
+    subprocess.run(["git", "add", "train.py"], cwd=repo, check=True)
+    r = hook("repro-lint")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Passed" in r.stdout
+
+
+UTILS = "import numpy as np\nimport torch\n\n\ndef set_seed(seed):\n    torch.manual_seed(seed)\n    np.random.seed(seed)\n"
+TRAIN = (
+    "import numpy as np\nimport torch\n\nfrom utils import set_seed\n\n\ndef main():\n    set_seed(0)\n"
+    "    print(np.random.rand(3), torch.rand(2))\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_pre_commit_blocks_a_regression_made_in_an_imported_module(tmp_path):
+    """Removing `np.random.seed` from `utils.set_seed` makes RPL101 appear in train.py: the
+    default hook, run on the staged utils.py alone, blocks the commit; the per-file hook
+    reports on utils.py only, as it always did."""
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@x",
+               GIT_COMMITTER_NAME="u", GIT_COMMITTER_EMAIL="u@x")
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    (repo / "pyproject.toml").write_text('[project]\nname = "lab"\nversion = "0"\n')
+    (repo / "utils.py").write_text(UTILS)
+    (repo / "train.py").write_text(TRAIN)
+    git("add", ".")
+    git("commit", "-q", "-m", "start")
+    (repo / "utils.py").write_text(UTILS.replace("    np.random.seed(seed)\n", ""))
+    git("add", "utils.py")  # the commit being made changes utils.py only
+
+    def hook(name):  # what `git commit` runs: the hook on the staged files
+        return subprocess.run(
+            ["pre-commit", "try-repo", str(REPO), name, "--color", "never"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+        )
+
+    r = hook("repro-lint")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Failed" in r.stdout and "train.py:9:11: RPL101" in r.stdout, r.stdout
+    r = hook("repro-lint-files")
+    assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr

@@ -320,6 +320,13 @@ CORE_SUMMARIES[RETURNS] = lambda info: info.extra.get(RETURNS, {})
 # made (`INSTANCE` calls are looked up there)
 RETURNS_MADE = "returns_made"
 CORE_SUMMARIES[RETURNS_MADE] = lambda info: info.extra.get(RETURNS_MADE, {})
+# ModuleInfo.extra key: objects built into a container under a literal key (`postprocessors["aux"]
+# = AuxUpsample()`): (container name, key, the building callee), for calls of the item
+STORED_MADE = "stored_made"
+CORE_SUMMARIES[STORED_MADE] = lambda info: info.extra.get(STORED_MADE, ())
+# Call target marker: `ITEM + "<container name>[<key>]"` for a call of an item of a container
+# (`postprocessors["aux"](out)`): it calls what the project stores there (`STORED_MADE`)
+ITEM = "@item:"
 # ModuleInfo.extra key: the hook gates a file was walked light by (`hooks.HookGate`)
 LIGHT_HOOKS = "light_hooks"
 CORE_SUMMARIES[LIGHT_HOOKS] = lambda info: info.extra.get(LIGHT_HOOKS, ())

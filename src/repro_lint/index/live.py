@@ -31,7 +31,7 @@ from typing import Iterable, Optional
 from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index.project_index import ProjectIndex, ScopeRef
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, RETURNS, STAR_IMPORTS, ModuleInfo, TYPING_SCOPE
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, REGISTRIES, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, ModuleInfo, TYPING_SCOPE
 
 
 class RebuildNeeded(Exception):
@@ -45,6 +45,8 @@ def config_outline(info: ModuleInfo) -> tuple:
     return (
         tuple((q, info.functions[q].hydra_config_path if q in info.functions else None) for q in info.hydra_mains),
         bool(info.extra.get(FACTORY)),
+        # (objects stored in containers are looked up project-wide: `ProjectIndex.stored_classes`)
+        tuple(info.summary(STORED_MADE)),
     )
 
 
@@ -63,6 +65,7 @@ def outline(info: ModuleInfo) -> tuple:
         tuple(info.summary(STAR_IMPORTS)),
         tuple(sorted(info.summary(REGISTRIES).items())),
         tuple(sorted((k, tuple(v)) for k, v in info.summary(RETURNS).items())),
+        tuple(sorted((k, tuple(v)) for k, v in info.summary(RETURNS_MADE).items())),
         config_outline(info),
     )
 

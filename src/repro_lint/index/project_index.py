@@ -13,7 +13,7 @@ from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index import hydra_configs
 from repro_lint.index.effects import Effects, FunctionEffects
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import HANDED, INSTANCE, LIBRARY, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, TYPING_SCOPE, FunctionInfo, ModuleInfo
+from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, TYPING_SCOPE, FunctionInfo, ModuleInfo
 from repro_lint.index.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
@@ -435,6 +435,10 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         of a common name (`write`, `step`, `__init__`) across a project links unrelated code."""
         if marker == LIBRARY:
             return ()  # a library object's method
+        if marker is not None and marker.startswith(ITEM):
+            # `postprocessors["aux"](out)`: what the project stores under that name and key
+            name, _, key = marker[len(ITEM):-1].partition("[")
+            return tuple(k for cls in self.stored_classes().get((name, key), ()) for k in self.class_methods(cls, self.m.calling_order))
         per = self._method_cache.get(info.module)
         if per is None:
             per = self._method_cache[info.module] = {}
@@ -488,12 +492,17 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         name the module sees. Nothing for an object a library made."""
         if qual in self.m.factories:
             # what the configs name (`_target_:`): a method of theirs, or of that name the module sees
-            configured = [k for k in self._configured() if k.rpartition(".")[0] in self.classes]
-            own = [m for k in dict.fromkeys(k.rpartition(".")[0] for k in configured) for m in self._own_method(k, method)]
+            own = [k for cls in self._configured_classes() for k in self._own_method(cls, method)]
             if own or method in self.m.instance_methods:
                 return tuple(dict.fromkeys(own))
             return self._visible_named(method, self.visible_modules(info.module)) if method in self.by_name else ()
         cls = self.class_key(qual, info)
+        if cls is None and "." not in qual:
+            # a bare name a star import brings (`from datasets import *`): the last that has it
+            for mod in self.star_imports.get(info.module, ()):
+                cls = self.class_key(f"{mod}.{qual}", info)
+                if cls is not None:
+                    break
         if cls is not None:
             return self._own_method(cls, method)
         keys = self.resolve(qual, info)
@@ -524,12 +533,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
     def _returned_by(self, qual: str, info: ModuleInfo) -> tuple[str, ...]:
         """The project functions that the functions `qual` names return by name; for a
         class, the methods that run when the instance it builds is called."""
+        cls = self.class_key(qual, info)
+        if cls is not None:  # `Reseed()(seed)`: the instance built is called
+            return tuple(self.class_methods(cls, self.m.calling_order))
         out: list[str] = []
         for key in self.resolve(qual, info):
             owner, _, method = key.rpartition(".")
             if owner in self.classes and not qual.endswith("." + method):
-                if method in self.m.calling_methods:
-                    out.append(key)
                 continue
             mod, scope = self.scope_of(key)
             minfo = self.modules[mod]
@@ -681,6 +691,34 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 for q in info.hydra_mains:
                     keys.update(dict.fromkeys(self.hydra_targets(info, info.functions[q])))
             hit = self.__dict__["_configured_keys"] = tuple(keys)
+        return hit
+
+    def stored_classes(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """(container name, key) -> the project classes whose instances some module stores
+        there (`postprocessors["aux"] = AuxUpsample()`), worked out once for the project."""
+        hit = self.__dict__.get("_stored_classes")
+        if hit is None:
+            found: dict[tuple[str, str], dict[str, None]] = {}
+            for info in self.modules.values():
+                for name, key, qual in info.summary(STORED_MADE):
+                    cls = self.class_key(qual, info)
+                    if cls is not None:
+                        found.setdefault((name, key), {})[cls] = None
+            hit = self.__dict__["_stored_classes"] = {k: tuple(v) for k, v in found.items()}
+        return hit
+
+    def _configured_classes(self) -> tuple[str, ...]:
+        """Project classes that any Hydra main's configs name."""
+        hit = self.__dict__.get("_configured_class_keys")
+        if hit is None:
+            keys: dict[str, None] = {}
+            for info in self.modules.values():
+                for q in info.hydra_mains:
+                    for name in self.config_names(info, info.functions[q]):
+                        cls = self.class_key(name, info)
+                        if cls is not None:
+                            keys[cls] = None
+            hit = self.__dict__["_configured_class_keys"] = tuple(keys)
         return hit
 
     def _config_loaded(self) -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from repro_lint.facts.model import METHOD_ALIASES
+from repro_lint.facts.model import INSTANCE, METHOD_ALIASES, STORED_MADE
 from repro_lint.facts.walker.calls import r_dotted
 from repro_lint.facts.walker.names import UNKNOWN
 from repro_lint.facts.syntax import NOT_LITERAL, literal
@@ -173,6 +173,9 @@ class AssignmentFacts:
         key_value = literal(key)
         if name and isinstance(key_value, str):
             self.info.extra.setdefault(STORES, {})[(call.lineno, self.col(call.lineno, call.col_offset))] = (name, key_value)
+            made = self._receiver(call)  # type: ignore[attr-defined]
+            if made is not None and made.startswith(INSTANCE):
+                self.info.extra.setdefault(STORED_MADE, []).append((name, key_value, made[len(INSTANCE):]))
 
     def _mark_assigned(self, value: ast.AST, name: str) -> None:
         """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a

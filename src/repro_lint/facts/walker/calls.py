@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.facts.hooks import LITERAL_TYPES
-from repro_lint.facts.model import HANDED, INSTANCE, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -129,6 +129,7 @@ class CallFacts:
                 key = literal(func.slice)  # type: ignore[attr-defined]
                 if name and isinstance(key, str):
                     self.info.extra.setdefault(ITEM_CALLS, []).append((self.scope, name, key, node.lineno, bool(self.no_grad)))
+                    self.add_call(f"{ITEM}{name}[{key}]", "__call__", node)
                 self._registry_call(container, node)  # type: ignore[attr-defined]
             elif tf is ast.Call:  # `get_dataset_fn(kind)(args)`: what the inner call returns is called
                 inner = self.r.qualify(func.func)  # type: ignore[attr-defined]
@@ -179,6 +180,12 @@ class CallFacts:
             if local:
                 # a variable called: the object a call made (`net(x)` after `net = Net()`)
                 # runs its calling methods; anything else reaches nothing by its name alone
+                made = self._receiver(func)
+                if made is not None and made is not LIBRARY:
+                    for calling in m.calling_order:
+                        self.add_call(made, calling, node)
+            elif last in self.module_values:
+                # an object the module keeps at its top level (`net = Net()`, then `net(x)`)
                 made = self._receiver(func)
                 if made is not None and made is not LIBRARY:
                     for calling in m.calling_order:
@@ -334,7 +341,12 @@ class CallFacts:
                     return LIBRARY if qual.split(".", 1)[0] in roots else INSTANCE + qual
                 f = node.func  # type: ignore[attr-defined]
                 if type(f) is _Name:
-                    return LIBRARY if f.id in _BUILTINS and self.r.is_unbound(f.id) else None
+                    if not self.r.is_unbound(f.id):
+                        return None
+                    if f.id in _BUILTINS:
+                        return LIBRARY
+                    # a name a star import brings (`from datasets import *`): the index finds it
+                    return INSTANCE + f.id if self.r.star_imports else None
                 if type(f) is _Attribute:
                     # a method of a value (`x.float()`): a library's value stays the library's
                     return LIBRARY if self._receiver(f.value, steps) is LIBRARY else None

@@ -50,6 +50,21 @@ class FunctionFacts:
     globals: set = field(default_factory=set)
 
 
+def _positions(module: cst.Module) -> dict:
+    """Every node's position (libcst's `PositionProvider`, over the module as parsed: it is
+    parsed for this alone, so no copy is made). Asked through the metadata wrapper, the
+    provider's answer comes with a visit of every node for batched providers, none of which
+    is asked for here: the provider is run by itself where this libcst allows it."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    gen = getattr(PositionProvider(), "_gen", None)
+    if gen is not None:
+        try:
+            return gen(wrapper)
+        except Exception:  # pragma: no cover - another libcst's internals: the public way
+            pass
+    return wrapper.resolve(PositionProvider)
+
+
 def is_docstring(stmt: cst.CSTNode) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)
@@ -100,13 +115,29 @@ class Layout(cst.CSTVisitor):
     """Index of a parsed module. Build with `Layout.of(module)`; use `.module` afterwards
     (the metadata wrapper works on its own copy of the tree)."""
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
     @classmethod
     def of(cls, module: cst.Module) -> "Layout":
-        wrapper = MetadataWrapper(module)
-        layout = cls(wrapper.module)
-        wrapper.visit(layout)
+        positions = _positions(module)
+        layout = cls(module)
+        # expressions by span, from the positions of every node (a visit of every node cost
+        # half of a fix's time): a node's position is recorded after its children's, so
+        # reversing the nodes of one span puts the outermost first
+        expressions: dict[tuple, list] = {}
+        walrus = False
+        base = cst.BaseExpression
+        for node, rng in positions.items():
+            if isinstance(node, base):
+                start, end = rng.start, rng.end
+                expressions.setdefault((start.line, start.column, end.line, end.column), []).append(node)
+                walrus = walrus or type(node) is cst.NamedExpr
+        for nodes in expressions.values():
+            if len(nodes) > 1:
+                nodes.reverse()
+        layout.expressions = expressions
+        layout.node_positions = positions
+        # the visit reads statements and what binds names; expressions bind none but `:=`
+        layout._into_expressions = walrus
+        module.visit(layout)
         return layout
 
     def __init__(self, module: cst.Module) -> None:
@@ -126,10 +157,12 @@ class Layout(cst.CSTVisitor):
         self._in_main = False
         self._main_guards: set[int] = set()
         self._type_checking = 0  # depth of `if TYPE_CHECKING:` blocks: their imports do not run
+        self._into_expressions = True
+        self.node_positions: dict = {}  # every node -> its CodeRange (`of`)
 
     # -- helpers ---------------------------------------------------------------------
     def _pos(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
-        rng = self.get_metadata(PositionProvider, node)
+        rng = self.node_positions[node]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
     def _function(self) -> Optional[FunctionFacts]:
@@ -164,9 +197,8 @@ class Layout(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if not self._scopes:
             self._top = self._top_index.get(id(node), self._top)
-        if isinstance(node, cst.BaseExpression):
-            start, end = self._pos(node)
-            self.expressions.setdefault((*start, *end), []).append(node)
+        if not self._into_expressions and isinstance(node, cst.BaseExpression):
+            return False  # (expressions are indexed by `of`; they bind no names)
         return super().on_visit(node)
 
     def visit_Module(self, node: cst.Module) -> None:

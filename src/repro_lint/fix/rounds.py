@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import multiprocessing
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -61,6 +62,9 @@ class _Failed(Exception):
         super().__init__(reason)
         self.codes = codes
         self.reason = reason
+
+    def __reduce__(self):  # (sent back from a round's worker process)
+        return (_Failed, (self.codes, self.reason))
 
 
 def _settings() -> dict:
@@ -113,6 +117,8 @@ class _File:
     failure: Optional[_Failed] = None
     start: list = field(default_factory=list)  # the findings it started with
     revealed: bool = False  # joined the rounds because other files' fixes revealed its findings
+    # (text, the fixes applied) that applying left unchanged: applying them again would too
+    settled: Optional[tuple] = None
 
     def fresh(self) -> "_File":
         """The same file back at its start."""
@@ -140,6 +146,7 @@ class _Engine:
     ) -> None:
         self.cfg = cfg
         self.unsafe = unsafe
+        self.jobs = jobs
         self.root = report.root
         self.selector = selector
         self.settings = _settings()
@@ -233,18 +240,19 @@ class _Engine:
         for _ in range(self.settings["rounds"]):
             self._route(files, only)
             changed: dict = {}
+            work = []
             for f in files:
                 todo = [x for x in f.todo if self.allowed(x, only)]
-                if f.failure is not None or not todo:
+                if f.failure is not None or not todo or self._settled(f, todo):
                     continue
-                try:
-                    new = self.apply(f, f.text, todo)
-                    if new != f.text:
-                        new = f.src.as_written(new)
-                        self._compiles(f, new, todo)
-                        changed[f.display] = (new, todo)
-                except (_Failed, SourceError) as exc:
-                    self._fail(f, exc, todo)
+                work.append((f, todo))
+            for (f, todo), (new, failure) in zip(work, self._apply_all(work)):
+                if failure is not None:
+                    self._fail(f, failure, todo)
+                elif new != f.text:
+                    changed[f.display] = (new, todo)
+                else:
+                    f.settled = (f.text, _fix_keys(todo))
             if not changed:
                 break
             old = {f.display: f.text for f in files}
@@ -281,7 +289,7 @@ class _Engine:
                 self._join(files, key, results[key], only)
         for f in files:
             todo = [x for x in f.todo if self.allowed(x, only)]
-            if f.failure is None and todo:
+            if f.failure is None and todo and not self._settled(f, todo):
                 try:
                     settled = f.src.as_written(self.apply(f, f.text, todo)) == f.text
                 except _Failed as exc:
@@ -289,6 +297,42 @@ class _Engine:
                     continue
                 if not settled:
                     self._fail(f, _Failed(_codes(todo), f"fixes did not settle after {self.settings['rounds']} rounds"), todo)
+
+    def _apply_one(self, f: _File, todo: list) -> tuple[str, Optional[_Failed]]:
+        """(the file's text with `todo` fixed, as it would be written, or the failure)."""
+        try:
+            new = self.apply(f, f.text, todo)
+            if new != f.text:
+                new = f.src.as_written(new)
+            if new != f.text:
+                self._compiles(f, new, todo)
+            return new, None
+        except _Failed as exc:
+            return f.text, exc
+        except SourceError as exc:
+            return f.text, _Failed(_codes(todo), str(exc))
+
+    def _apply_all(self, work: list) -> list:
+        """`_apply_one` of each (file, todo), in worker processes when there are several
+        files and cores (parsing and laying out a file with libcst is most of a fix's time)."""
+        jobs = min(self.jobs, len(work))
+        if jobs < 2 or len(work) < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+            return [self._apply_one(f, todo) for f, todo in work]
+        global _ROUND
+        _ROUND = (self, work)
+        try:
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                return pool.map(_apply_in_worker, range(len(work)), chunksize=1)
+        except (OSError, multiprocessing.ProcessError):
+            return [self._apply_one(f, todo) for f, todo in work]
+        finally:
+            _ROUND = None
+
+    @staticmethod
+    def _settled(f: _File, todo: list) -> bool:
+        """Whether applying `todo` to the file's text was seen to change nothing (parsing and
+        laying out a file again is most of a fix's cost)."""
+        return f.settled is not None and f.settled[0] == f.text and f.settled[1] == _fix_keys(todo)
 
     def _route(self, files: list, only: Optional[str]) -> None:
         """Edits of another file than their finding's (the flags or environment of a program,
@@ -478,6 +522,23 @@ def apply_fixes(
     if elsewhere and outcome.changed_paths:
         outcome.fixed += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
     return outcome
+
+
+# Below this many files to fix in a round, worker processes cost more than they save.
+PARALLEL_MIN_FILES = 4
+# What the worker processes of a round read (set before they are forked).
+_ROUND: Optional[tuple] = None
+
+
+def _apply_in_worker(i: int) -> tuple[str, Optional[_Failed]]:
+    engine, work = _ROUND  # type: ignore[misc]
+    f, todo = work[i]
+    return engine._apply_one(f, todo)
+
+
+def _fix_keys(todo: list) -> tuple:
+    """What a round applies, comparable between rounds: each finding and its fix's edits."""
+    return tuple((finding_key(x), repr(x.fix)) for x in todo)
 
 
 def _parts(f: Finding) -> list:

@@ -98,8 +98,12 @@ def test_diagnostics_fix_and_unsaved_seeder(proj):
         diags = c.diagnostics(uri, version=1)
         assert _codes(diags) == ["RPL101"]
         d = diags[0]
-        assert d["source"] == "repro-lint" and d["severity"] == 1
-        assert d["codeDescription"]["href"].endswith("/rules/RPL101.toml")
+        # a warning, as in every output (an error only for a file that does not parse)
+        assert d["source"] == "repro-lint" and d["severity"] == 2
+        # not installed from a git URL: the document the installed package carries
+        href = d["codeDescription"]["href"]
+        assert href.startswith("file://") and href.endswith("/RPL101.toml")
+        assert Path(href[len("file://"):]).read_text().find('code = "RPL101"') >= 0
         assert d["range"]["start"] == {"line": 4, "character": 10}  # `np.random.rand(3)`
         assert "\nhelp: " in d["message"]
 

@@ -191,7 +191,7 @@ def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False) -
         return []
     kind, message, line, col = info.error
     if kind == "syntax-error":
-        return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1))]
+        return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1), severity="error")]
     errors.append(f"{info.path}: {message}")
     if verbose and "traceback" in info.extra:
         errors.append(info.extra["traceback"].rstrip())

@@ -143,3 +143,14 @@ def test_extend_per_file_ignores_and_extend_ignore_add_to_the_others(cli, projec
     assert [line.split()[1] for line in r.stdout.splitlines()] == ["RPL101"] and r.stdout.startswith("train.py:")
     r = cli("-n", "--show-settings", cwd=project.root)
     assert 'ignore = ["RPL3", "RPL2"]' in r.stdout and 'extend-per-file-ignores = { "train.py" = ["RPL104"] }' in r.stdout
+
+
+def test_target_torch_version_reads_every_pep_440_form(cli, project):
+    """Versions and specifiers as PEP 440 writes them (read by `packaging`), not a subset."""
+    project("train.py", BAD)
+    for value in ("2.1.0RC1", ">=2.1.0-rc1", "1!2.0", ">=2.1, !=2.2.*, <3", "2.5.*", "===2.1.0"):
+        r = cli("-n", "--config", f"target-torch-version = '{value}'", "--show-settings", cwd=project.root)
+        assert r.returncode == 0, (value, r.stderr)
+    for value in ("2.x", ">=two", "~=2"):
+        r = cli("-n", "--config", f"target-torch-version = '{value}'", cwd=project.root)
+        assert r.returncode == 2 and "target-torch-version" in r.stderr, value

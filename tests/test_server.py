@@ -292,7 +292,7 @@ def test_without_the_extra_a_clear_error(tmp_path):
     code = "import sys; sys.modules['pygls'] = None; from repro_lint.cli.main import main; sys.exit(main(['server']))"
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs the `server` extra: pip install 'repro-lint[server]'"
+    assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs pygls 2: pip install 'pygls>=2,<3', or install repro-lint with its `server` extra"
 
 
 def test_settings_from_pyproject_and_their_change(project):

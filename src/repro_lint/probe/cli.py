@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from repro_lint.core.usage import Parser, UsageError
 
-INSTALL_HINT = "repro-lint probe needs PyTorch: pip install 'repro-lint[probe]'"
+INSTALL_HINT = "repro-lint probe needs PyTorch: pip install torch (the build you train with), or install repro-lint with its `probe` extra"
 DEFAULT_MAX_OPS = 200_000
 _MODULE_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?$")
 

@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,7 @@ def test_hook_pinned_to_a_commit_sha_as_the_readme_says(tmp_path):
     (repo / ".pre-commit-config.yaml").write_text(config)
     (repo / "train.py").write_text(BAD)
     git(repo, "add", ".")
-    run = lambda: subprocess.run(["pre-commit", "run", "--files", "train.py", "--color", "never"],  # noqa: E731
+    run = lambda: subprocess.run([sys.executable, "-m", "pre_commit", "run", "--files", "train.py", "--color", "never"],  # noqa: E731
                                  cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     r = run()
     assert r.returncode == 1 and "RPL101" in r.stdout and "Failed" in r.stdout, r.stdout + r.stderr

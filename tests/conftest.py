@@ -14,6 +14,7 @@ def run_cli(*args, cwd=None, env=None, input=None, timeout=300):
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(SRC) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.pop("NO_COLOR", None)
+    full_env.pop("FORCE_COLOR", None)  # a CI that sets it would colour every piped report
     if env:
         full_env.update(env)
     return subprocess.run(

@@ -62,7 +62,9 @@ def test_output_file_and_statistics(cli, project):
     assert doc["summary"]["by_code"] == {"RPL101": 1}
     # --statistics prints the counts only, on stdout, in every format (as ruff does)
     r = cli("--format", "json", "--statistics", cwd=project.root)
-    assert r.returncode == 1 and json.loads(r.stdout) == [{"code": "RPL101", "name": "unseeded-global-rng", "count": 1, "fixable": 1}]
+    assert r.returncode == 1 and json.loads(r.stdout) == [
+        {"code": "RPL101", "name": "unseeded-global-rng", "count": 1, "fixable": 1, "fixable_safe": 1, "fixable_unsafe": 0}
+    ]
     for fmt in ("text", "concise", "sarif", "github"):
         r = cli("--output-format", fmt, "--statistics", cwd=project.root)
         assert r.returncode == 1 and r.stdout.split() == ["1", "RPL101", "unseeded-global-rng", "1", "fixable"], (fmt, r.stdout)

@@ -113,3 +113,44 @@ def test_a_pyproject_that_is_not_utf8_or_not_a_file_is_one_line(cli, project):
     assert len(r.stderr.strip().splitlines()) == 1
     r = cli("--no-cache", "--config", "/dev/zero", cwd=project.root)
     assert r.returncode == 2 and r.stderr.strip() == "repro-lint: error: /dev/zero: cannot read configuration: not a regular file", r.stderr
+
+
+def test_per_file_ignores_use_the_gitignore_syntax_of_exclude(cli, project):
+    """One pattern language for `exclude` and `per-file-ignores`: a pattern without a slash
+    (but at its end) matches at any depth, one with a slash from the root, `dir/` everything
+    below."""
+    for rel in ("train.py", "scripts/a.py", "scripts/deep/b.py", "lab/scripts/c.py", "lab/train.py"):
+        project(rel, BAD)
+    cases = {
+        '"scripts/" = ["RPL101"]': {"train.py", "lab/train.py"},
+        '"/scripts/" = ["RPL101"]': {"train.py", "lab/scripts/c.py", "lab/train.py"},
+        '"/train.py" = ["RPL101"]': {"scripts/a.py", "scripts/deep/b.py", "lab/scripts/c.py", "lab/train.py"},
+        '"train.py" = ["RPL101"]': {"scripts/a.py", "scripts/deep/b.py", "lab/scripts/c.py"},
+        '"lab/**/*.py" = ["RPL1"]': {"train.py", "scripts/a.py", "scripts/deep/b.py"},
+    }
+    for table, reported in cases.items():
+        _cfg(project, f"per-file-ignores = {{ {table} }}\n")
+        r = cli("-n", "--output-format", "concise", "-q", cwd=project.root)
+        assert {line.split(":")[0] for line in r.stdout.splitlines()} == reported, table
+
+
+def test_extend_per_file_ignores_and_extend_ignore_add_to_the_others(cli, project):
+    project("train.py", BAD + "import os\nos.environ['PYTHONHASHSEED'] = '0'\n")
+    project("other.py", BAD)
+    _cfg(project, 'per-file-ignores = { "other.py" = ["RPL101"] }\nextend-per-file-ignores = { "train.py" = ["RPL104"] }\n'
+                  'ignore = ["RPL3"]\nextend-ignore = ["RPL2"]\n')
+    r = cli("-n", "--output-format", "concise", "-q", cwd=project.root)
+    assert [line.split()[1] for line in r.stdout.splitlines()] == ["RPL101"] and r.stdout.startswith("train.py:")
+    r = cli("-n", "--show-settings", cwd=project.root)
+    assert 'ignore = ["RPL3", "RPL2"]' in r.stdout and 'extend-per-file-ignores = { "train.py" = ["RPL104"] }' in r.stdout
+
+
+def test_target_torch_version_reads_every_pep_440_form(cli, project):
+    """Versions and specifiers as PEP 440 writes them (read by `packaging`), not a subset."""
+    project("train.py", BAD)
+    for value in ("2.1.0RC1", ">=2.1.0-rc1", "1!2.0", ">=2.1, !=2.2.*, <3", "2.5.*", "===2.1.0"):
+        r = cli("-n", "--config", f"target-torch-version = '{value}'", "--show-settings", cwd=project.root)
+        assert r.returncode == 0, (value, r.stderr)
+    for value in ("2.x", ">=two", "~=2"):
+        r = cli("-n", "--config", f"target-torch-version = '{value}'", cwd=project.root)
+        assert r.returncode == 2 and "target-torch-version" in r.stderr, value

@@ -188,3 +188,52 @@ def test_help_sentences_end_after_a_parenthesis():
         "It raises (with warn_only=True it only warns). Deterministic alternative: x."
     )
     assert sentences("see the notes (all of them.)", "then") == "See the notes (all of them.) Then."
+
+
+def test_every_output_gives_a_finding_the_same_severity(cli, project):
+    """A finding is a warning in JSON, SARIF, GitHub, Azure, rdjson and the editor alike; a
+    file Python cannot parse (RPL001) is an error in each."""
+    project("train.py", BAD)
+    project("broken.py", "def f(:\n")
+
+    def by_code(fmt):
+        return cli("-n", "--output-format", fmt, cwd=project.root).stdout
+
+    doc = json.loads(by_code("json"))
+    severity = {f["code"]: f["severity"] for f in doc["findings"]}
+    assert severity == {"RPL101": "warning", "RPL102": "warning", "RPL001": "error"}
+    sarif = json.loads(by_code("sarif"))["runs"][0]
+    assert {r["ruleId"]: r["level"] for r in sarif["results"]} == severity
+    levels = {r["id"]: r["defaultConfiguration"]["level"] for r in sarif["tool"]["driver"]["rules"]}
+    assert levels["RPL001"] == "error" and levels["RPL101"] == "warning"
+    github = {line.split("title=")[1].split()[0]: line[2:].split()[0] for line in by_code("github").splitlines()}
+    assert github == severity
+    azure = {line.split("code=")[1].split(";")[0]: line.split("type=")[1].split(";")[0] for line in by_code("azure").splitlines()}
+    assert azure == severity
+    rd = {d["code"]["value"]: d["severity"].lower() for d in json.loads(by_code("rdjson"))["diagnostics"]}
+    assert rd == severity
+    gitlab = {i["check_name"]: i["severity"] for i in json.loads(by_code("gitlab"))}
+    assert gitlab == {"RPL101": "minor", "RPL102": "minor", "RPL001": "major"}
+
+
+def test_statistics_call_only_what_fix_applies_fixable(cli, project):
+    """An unsafe fix is not "fixable" unless `--unsafe-fixes` is given (ruff's count)."""
+    project("train.py", (
+        "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ntorch.backends.cudnn.deterministic = True\n"
+        "torch.backends.cudnn.benchmark = False\n\nmodel = nn.Linear(4, 2)\nmodel(torch.ones(3, 4)).sum().backward()\n"
+    ))
+    r = cli("-n", "--statistics", "--select", "RPL403", cwd=project.root)
+    assert r.stdout.split(None, 3)[3] == "1 fixable with --unsafe-fixes\n", r.stdout
+    r = cli("-n", "--statistics", "--select", "RPL403", "--unsafe-fixes", cwd=project.root)
+    assert r.stdout.split(None, 3)[3] == "1 fixable\n", r.stdout
+    [row] = json.loads(cli("-n", "--statistics", "--select", "RPL403", "--output-format", "json", cwd=project.root).stdout)
+    assert row["fixable"] == 0 and row["fixable_unsafe"] == 1 and row["fixable_safe"] == 0
+
+
+def test_junit_without_findings_is_one_passing_case(cli, project):
+    import xml.etree.ElementTree as ET
+
+    project("train.py", "print('no draw')\n")
+    r = cli("-n", "--output-format", "junit", cwd=project.root)
+    root = ET.fromstring(r.stdout)
+    assert r.returncode == 0 and root.get("failures") == "0" and root.find("testsuite/testcase/failure") is None

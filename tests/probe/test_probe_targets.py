@@ -91,5 +91,5 @@ def test_torch_that_cannot_be_imported(tmp_path):
     (fake / "torch" / "__init__.py").write_text("raise ImportError('simulated broken install')\n")
     result = run_probe(SCRIPTS / "endless.py", env={"PYTHONPATH": f"{fake}:{SCRIPTS.parents[2] / 'src'}"})
     assert result.code == 2
-    assert "pip install 'repro-lint[probe]'" in result.stderr
+    assert "repro-lint probe needs PyTorch: pip install torch" in result.stderr
     assert re.search(r"Traceback", result.stderr) is None

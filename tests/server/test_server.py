@@ -98,8 +98,12 @@ def test_diagnostics_fix_and_unsaved_seeder(proj):
         diags = c.diagnostics(uri, version=1)
         assert _codes(diags) == ["RPL101"]
         d = diags[0]
-        assert d["source"] == "repro-lint" and d["severity"] == 1
-        assert d["codeDescription"]["href"].endswith("/rules/RPL101.toml")
+        # a warning, as in every output (an error only for a file that does not parse)
+        assert d["source"] == "repro-lint" and d["severity"] == 2
+        # not installed from a git URL: the document the installed package carries
+        href = d["codeDescription"]["href"]
+        assert href.startswith("file://") and href.endswith("/RPL101.toml")
+        assert Path(href[len("file://"):]).read_text().find('code = "RPL101"') >= 0
         assert d["range"]["start"] == {"line": 4, "character": 10}  # `np.random.rand(3)`
         assert "\nhelp: " in d["message"]
 
@@ -288,7 +292,7 @@ def test_without_the_extra_a_clear_error(tmp_path):
     code = "import sys; sys.modules['pygls'] = None; from repro_lint.cli.main import main; sys.exit(main(['server']))"
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs the `server` extra: pip install 'repro-lint[server]'"
+    assert proc.stderr.strip() == "repro-lint: error: `repro-lint server` needs pygls 2: pip install 'pygls>=2,<3', or install repro-lint with its `server` extra"
 
 
 def test_settings_from_pyproject_and_their_change(project):

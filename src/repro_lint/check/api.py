@@ -31,7 +31,7 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     resolve = FolderResolver()
     for f in [*target_files, *project_files]:
         files.setdefault(resolve(str(f)), f)
-    cached = Cache(root, cfg.fingerprint(), enabled=use_cache).load_facts()
+    cached = Cache(root, cfg.fingerprint(), enabled=use_cache, folder=cfg.cache_dir).load_facts()
     infos: dict[str, ModuleInfo] = {}
     todo: list[tuple] = []
     datas: dict[str, bytes] = {}

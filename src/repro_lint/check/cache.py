@@ -314,8 +314,14 @@ _KEEP_PER_KIND = 3  # files of each kind kept in the folder (other versions, oth
 
 
 class Cache:
-    def __init__(self, root: Path, key: str, enabled: bool = True) -> None:
-        self.dir = root / CACHE_DIR
+    def __init__(self, root: Path, key: str, enabled: bool = True, folder: Optional[Path] = None) -> None:
+        # `folder`: the `cache-dir` setting (`--cache-dir`, REPRO_LINT_CACHE_DIR), which may
+        # serve several projects: each gets a folder of its own in it, named by its root
+        if folder is None:
+            self.dir = root / CACHE_DIR
+        else:
+            tag = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
+            self.dir = folder / f"{root.name or 'root'}-{tag}"
         self.key = hashlib.blake2b(f"{code_fingerprint()}|{key}".encode(), digest_size=8).hexdigest()
         self.secret = _secret() if enabled else None
         self.enabled = self.secret is not None
@@ -331,7 +337,7 @@ class Cache:
             if not create:
                 return False
             try:
-                os.mkdir(self.dir)
+                os.makedirs(self.dir, exist_ok=True)  # (a `cache-dir` may name folders that are not there yet)
             except FileExistsError:
                 pass
             st = os.lstat(self.dir)

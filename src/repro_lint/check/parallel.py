@@ -9,6 +9,7 @@ import pickle
 import traceback
 from typing import Optional
 
+from repro_lint.core import progress
 from repro_lint.facts.model import ModuleInfo
 from repro_lint.core.findings import Location
 from repro_lint.core.findings import Finding
@@ -80,9 +81,13 @@ def rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose:
     # unit by unit, each unit's rules one after the other: a unit's facts are read while
     # they are decoded (a large project's bodies are let go again, `model.pack`). Each
     # rule still meets the units in the same order, and its errors are kept in that order.
+    progress.stage("Checking files and programs", len(modules) + len(programs))
     for per_module, units in ((True, [(info, info) for info in modules]), (False, [(p, p.entry) for p in programs])):
         specs = [RULES[code] for code in codes if (RULES[code].per == "module") == per_module]
+        if not specs:
+            progress.advance(len(units))
         for unit, info in units if specs else ():
+            progress.advance()
             for spec in specs:
                 code = spec.code
                 try:
@@ -191,7 +196,7 @@ def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False) -
         return []
     kind, message, line, col = info.error
     if kind == "syntax-error":
-        return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1))]
+        return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1), severity="error")]
     errors.append(f"{info.path}: {message}")
     if verbose and "traceback" in info.extra:
         errors.append(info.extra["traceback"].rstrip())

@@ -15,6 +15,7 @@ from repro_lint.check.report import Report
 from repro_lint.facts import batch
 from repro_lint.facts import model
 from repro_lint.index import program_map
+from repro_lint.core import progress
 from repro_lint.core.bounded_read import TEXT_MAX_BYTES, read_regular
 from repro_lint.check.cache import Cache, CorruptCache, cached_facts
 from repro_lint.discover.config import Config
@@ -76,7 +77,7 @@ def run_check(
             return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
         except CorruptCache:  # a cached body that does not match its record: rebuilt, not trusted
             found = (root or find_root([*paths, *(overrides or {})])).resolve()
-            Cache(found, cfg.fingerprint(), enabled=use_cache).drop_facts()
+            Cache(found, cfg.fingerprint(), enabled=use_cache, folder=cfg.cache_dir).drop_facts()
         try:
             return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
         except CorruptCache:  # (the files could not be removed)
@@ -116,13 +117,15 @@ def _run_check(
         all_files.setdefault(resolve(str(f)), f)
     if everything:
         target_keys |= {resolve(str(f)) for f in project_files}
-    cache = Cache(root, cfg.fingerprint(), enabled=use_cache)
+    cache = Cache(root, cfg.fingerprint(), enabled=use_cache, folder=cfg.cache_dir)
     # with facts in the cache, the files' bytes are not kept: most files' facts come from
     # it, and the others are read again (a large project's sources are 70 MB and more)
     keep = not cache.has_facts()
     datas: dict[str, bytes] = {}
     digests: dict[str, str] = {}
+    progress.stage("Reading files", len(all_files))
     for k, f in all_files.items():
+        progress.advance()
         try:
             data = overrides[given[k]] if k in given else read_source(f, k, root)
         except OSError as exc:
@@ -169,6 +172,7 @@ def _run_check(
             jobs_todo.append((k, shown, module, is_package, digests[k]))
     stable = _read_again(jobs_todo, datas, digests, all_files, root)
     packing = batch.packing_for(jobs_todo, datas)
+    progress.stage("Analysing files", len(jobs_todo))
     for job, info in zip(jobs_todo, batch.extract_all(jobs_todo, datas, jobs, key, packing)):
         infos[job[0]] = info
         # (a file read again meanwhile, `batch.extract_all`, that changed or went)

@@ -3,7 +3,7 @@ ignores, and `# noqa` comments."""
 
 from __future__ import annotations
 
-
+import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -41,14 +41,16 @@ def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
     return False
 
 
-def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ignore=None) -> list[Finding]:
-    """Findings after selection, per-file ignores and suppression comments; findings in test
-    files only with `check-tests`."""
+def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ignore=None, ignore_noqa: bool = False) -> list[Finding]:
+    """Findings after selection, per-file ignores and suppression comments (unless
+    `ignore_noqa`); findings in test files only with `check-tests`. A finding of a rule
+    that `unfixable` (or a `fixable` without it) names carries no fix."""
     eff = Config(
         select=list(cli_select) if cli_select else cfg.select,
         extend_select=list(cfg.extend_select) + list(cli_extend or []),
         ignore=list(cfg.ignore) + list(cli_ignore or []),
         per_file_ignores=cfg.per_file_ignores,
+        extend_per_file_ignores=cfg.extend_per_file_ignores,
     )
     out = []
     rels: dict[str, str] = {}
@@ -62,8 +64,10 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
             continue
         if f.code != "RPL001" and not eff.enabled(f.code, rel):
             continue
-        if f.code != "RPL001" and suppressed(f, info):
+        if f.code != "RPL001" and not ignore_noqa and suppressed(f, info):
             continue
+        if f.fix is not None and not cfg.fix_allowed(f.code):
+            f = dataclasses.replace(f, fix=None)
         out.append(f)
     return out
 

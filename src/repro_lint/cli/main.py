@@ -24,44 +24,88 @@ def _codes(value: str) -> list[str]:
 FORMAT_ENV = "REPRO_LINT_OUTPUT_FORMAT"
 
 
+def _patterns(value: str) -> list[str]:
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+CACHE_ENV = "REPRO_LINT_CACHE_DIR"
+NO_CACHE_ENV = "REPRO_LINT_NO_CACHE"
+
+
 def check_parser() -> argparse.ArgumentParser:
     from repro_lint.output import FORMATS
 
-    p = Parser(prog="repro-lint check", description="Find what makes training runs impossible to repeat.")
+    p = Parser(
+        prog="repro-lint check", usage="%(prog)s [options] [PATHS...]",
+        description="Find what makes training runs impossible to repeat.",
+    )
     p.add_argument("paths", nargs="*", help="files, folders or notebooks (default: .); `-` reads the source from stdin")
     p.add_argument("--fix", action="store_true", help="apply safe fixes")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix or --diff)")
+    p.add_argument("--fix-only", action="store_true",
+                   help="apply fixes and report only what was fixed: remaining findings do not fail the run")
     p.add_argument("--diff", action="store_true", help="print the diff --fix would apply; write nothing")
     p.add_argument("--show-fixes", action="store_true", help="with --fix: list the findings that were fixed")
     p.add_argument("--exit-non-zero-on-fix", action="store_true", help="with --fix: exit 1 if anything was fixed")
-    p.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` to the lines of every finding (accept them)")
+    p.add_argument("--add-noqa", action="store_true",
+                   help="add `# noqa: CODE` to the lines of every finding (accept them); `--add-noqa=REASON` "
+                   "writes REASON after the codes")
+    p.add_argument("--add-noqa-reason", help=argparse.SUPPRESS)
+    p.add_argument("--ignore-noqa", action="store_true", help="report findings that `# noqa` comments suppress")
     p.add_argument("--select", type=_codes, action="extend", help="rule codes or prefixes to enable (replaces config)")
     p.add_argument("--extend-select", type=_codes, action="extend", default=[], help="rule codes or prefixes to add")
     p.add_argument("--ignore", type=_codes, action="extend", default=[], help="rule codes or prefixes to disable")
+    p.add_argument("--exclude", type=_patterns, action="extend", default=None, metavar="PATTERNS",
+                   help="paths to leave out (gitignore patterns, comma-separated; replaces the configuration's `exclude`)")
+    p.add_argument("--extend-exclude", type=_patterns, action="extend", default=[], metavar="PATTERNS",
+                   help="more paths to leave out, besides those excluded already")
     p.add_argument(
-        "--output-format", "--format", dest="format", choices=FORMATS, default=None,
-        help=f"report format (default: ${FORMAT_ENV}, else text)",
+        "--output-format", "--format", dest="format", choices=FORMATS, default=None, metavar="FORMAT",
+        help=f"report format: {', '.join(FORMATS)} (default: ${FORMAT_ENV}, else text; `full` is `text`)",
     )
     p.add_argument("--output-file", "-o", type=Path, help="write the report to this file")
     p.add_argument("--statistics", action="store_true", help="print only the number of findings per rule")
+    p.add_argument("--show-settings", action="store_true", help="print the settings the check would use, and exit")
+    p.add_argument("--show-files", action="store_true", help="print the files the check would report on, and exit")
     p.add_argument("--whole-program", action="store_true",
                    help="report wherever the named files can change findings: in them, in the modules that import them "
                    "and in the programs that reach them (a named configuration file: the whole project)")
     p.add_argument("--check-tests", action="store_true",
                    help="also report findings in test files (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)")
     p.add_argument("--stdin-filename", type=Path, help="the path of the source read from stdin (with `-`)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write .repro_lint_cache/")
+    p.add_argument("--watch", "-w", action="store_true", help="check again whenever a file changes")
+    p.add_argument("--no-cache", "-n", action="store_true", help=f"do not read or write the cache (also: ${NO_CACHE_ENV})")
+    p.add_argument("--cache-dir", type=Path, metavar="PATH",
+                   help=f"where to keep the cache (default: ${CACHE_ENV}, else `cache-dir` in the configuration, else "
+                   ".repro_lint_cache/ at the project root; none outside a project)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default and maximum: number of cores)")
     p.add_argument("--config", action="append", default=[], metavar="PATH | KEY=VALUE",
                    help="configuration file (default: pyproject.toml at the project root), or a setting in TOML that "
                    "overrides the file's (`--config \"seed = 1\"`); may be repeated")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--exit-zero", "-e", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--silent", "-s", action="store_true",
+                   help="print nothing but errors (the exit status still says whether findings remain)")
     p.add_argument("--verbose", "-v", action="store_true", help="show tracebacks of internal errors")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour the text output (auto: on a terminal, unless NO_COLOR is set and not empty)")
+                   help="colour the text output (auto: on a terminal, unless NO_COLOR is set and not empty; "
+                   "FORCE_COLOR set and not empty colours a pipe too)")
     p.add_argument("--no-color", action="store_true", help="same as --color never")
     return p
+
+
+def _split_add_noqa(argv: list[str]) -> list[str]:
+    """`--add-noqa=REASON` (ruff's form: the reason only after `=`, so that `--add-noqa .`
+    still names a path) as `--add-noqa --add-noqa-reason REASON`."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if arg.startswith("--add-noqa="):
+            out += ["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
 
 
 def usable_cores() -> int:
@@ -119,7 +163,7 @@ def _output_format(args) -> str:
 
 def _load_config(args, root: Path, known: list[str]):
     """The configuration: a file (`--config PATH`, else found at the root) and then the
-    `--config KEY=VALUE` settings over it."""
+    `--config KEY=VALUE` settings over it, then the options that stand for settings."""
     from repro_lint.discover.config import apply_overrides, find_config, load_config
     from repro_lint.facts.matchers import get_matchers
 
@@ -130,18 +174,48 @@ def _load_config(args, root: Path, known: list[str]):
     sources = get_matchers().sources
     cfg = load_config(files[0] if files else find_config(root), known, sources)
     apply_overrides(cfg, settings, known, sources)
+    if args.exclude is not None:
+        cfg.exclude = list(args.exclude)
+    cfg.extend_exclude = [*cfg.extend_exclude, *args.extend_exclude]
+    if args.check_tests:
+        cfg.check_tests = True
+    cache_dir = args.cache_dir or (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else None)
+    if cache_dir is not None:
+        cfg.cache_dir = cache_dir.expanduser().absolute()
     return cfg
 
 
+def _no_cache(args, cfg, root: Path) -> bool:
+    """No cache when asked, and outside a project (no pyproject.toml or .git above the
+    files): a check of a lone script leaves no folder beside it unless `cache-dir` says where."""
+    from repro_lint.discover.project import is_project_root
+
+    if args.no_cache or os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false"):
+        return True
+    return cfg.cache_dir is None and not is_project_root(root)
+
+
 def run_check_command(argv: list[str]) -> int:
+    args = check_parser().parse_args(_split_add_noqa(argv))
+    if args.watch:
+        from repro_lint.cli.watch import watch
+
+        if "-" in args.paths or args.stdin_filename is not None:
+            raise UsageError("repro-lint: --watch does not work on stdin")
+        again = [a for a in argv if a not in ("--watch", "-w")]
+        return watch(lambda: run_check_command(again), [Path(p) for p in args.paths] or [Path(".")])
+    return _check(args)
+
+
+def _check(args) -> int:
     from repro_lint.discover.config import ConfigError, known_code
     from repro_lint.check.files import PathError
     from repro_lint.check.run import run_check
     from repro_lint.check.select import known_codes, select
+    from repro_lint.cli import progress
     from repro_lint.output.locations import Locator
     from repro_lint.discover.project import find_root
 
-    args = check_parser().parse_args(argv)
     fmt = _output_format(args)
     color = "never" if args.no_color else args.color
     known = known_codes()
@@ -150,6 +224,8 @@ def run_check_command(argv: list[str]) -> int:
             raise UsageError(f"repro-lint: unknown rule code `{code}`")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("repro-lint: --jobs must be at least 1")
+    if args.fix_only:
+        args.fix = True
     overrides: dict[Path, bytes] = {}
     stdin = "-" in args.paths or (args.stdin_filename is not None and not args.paths)
     if stdin:
@@ -173,19 +249,34 @@ def run_check_command(argv: list[str]) -> int:
     except ConfigError as exc:
         print(f"repro-lint: error: {exc}", file=sys.stderr)
         return 2
-    if args.check_tests:
-        cfg.check_tests = True
+    no_cache = _no_cache(args, cfg, root)
+    if args.show_settings:
+        from repro_lint.cli.show import settings_text
+
+        _emit(settings_text(cfg, root, args, no_cache), args.output_file)
+        return 0
+    if args.show_files:
+        from repro_lint.cli.show import files_text
+
+        try:
+            _emit(files_text(paths, cfg, root), args.output_file)
+        except PathError as exc:
+            print(f"repro-lint: error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     # more processes than cores only add memory: --jobs is capped at the cores this process may use
     jobs = min(args.jobs or usable_cores(), usable_cores())
+    quiet = args.quiet or args.silent
 
     def check(overrides=overrides):
-        return run_check(
-            paths, cfg, root=root, jobs=jobs, use_cache=not args.no_cache, verbose=args.verbose,
-            overrides=overrides, dependents=args.whole_program,
-        )
+        with progress.shown(progress.wanted(quiet)):
+            return run_check(
+                paths, cfg, root=root, jobs=jobs, use_cache=not no_cache, verbose=args.verbose,
+                overrides=overrides, dependents=args.whole_program,
+            )
 
     def selected(report):
-        return select(report, cfg, args.select, args.extend_select, args.ignore)
+        return select(report, cfg, args.select, args.extend_select, args.ignore, ignore_noqa=args.ignore_noqa)
 
     try:
         report = check()
@@ -194,18 +285,19 @@ def run_check_command(argv: list[str]) -> int:
         return 2
     findings = selected(report)
     locator = Locator({_shown(p): data for p, data in overrides.items()})
-    if report.files_checked == 0 and not report.errors:
+    if report.files_checked == 0 and not report.errors and not args.silent:
         print("repro-lint: warning: No Python files found under the given path(s)", file=sys.stderr)
 
     if args.add_noqa:
         from repro_lint.fix.add_noqa import add_noqa
 
-        noqa = add_noqa(findings, report.root)
-        for line in noqa.warnings:
+        noqa = add_noqa(findings, report.root, args.add_noqa_reason)
+        for line in noqa.warnings if not args.silent else ():
             print(f"repro-lint: warning: {line}", file=sys.stderr)
         for line in [*report.errors, *noqa.errors]:
             print(f"repro-lint: error: {line}", file=sys.stderr)
-        print(f"Added {noqa.added} noqa directive{'s' if noqa.added != 1 else ''}.", file=sys.stderr)
+        if not args.silent:
+            print(f"Added {noqa.added} noqa directive{'s' if noqa.added != 1 else ''}.", file=sys.stderr)
         return 2 if report.errors or noqa.errors else 0
 
     fixed = 0
@@ -217,10 +309,11 @@ def run_check_command(argv: list[str]) -> int:
         resolved = {str(p.resolve()): data for p, data in overrides.items()}
         outcome = apply_fixes(
             report, findings, cfg, unsafe=args.unsafe_fixes, write=not args.diff, jobs=jobs,
-            selector=selected, use_cache=not args.no_cache, overrides=resolved,
+            selector=selected, use_cache=not no_cache, overrides=resolved,
         )
         if args.diff:
-            sys.stdout.write(outcome.diff)
+            if not args.silent:
+                sys.stdout.write(outcome.diff)
             for line in outcome.errors:
                 print(f"repro-lint: error: {line}", file=sys.stderr)
             for line in report.errors:
@@ -245,55 +338,73 @@ def run_check_command(argv: list[str]) -> int:
             sys.stdout.flush()
 
     out = sys.stderr if stdin and args.fix and args.output_file is None else None
-    _write_report(args, fmt, color, report, findings, locator, fixed, fixed_findings, out)
+    if args.fix_only:
+        # what was fixed, nothing of what remains (ruff's `--fix-only`)
+        if not args.silent and not args.quiet:
+            tail = _fixes_text(fixed_findings) if args.show_fixes and fixed_findings else ""
+            if fixed:
+                tail += f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n"
+            _emit(tail, args.output_file, out)
+    elif not args.silent or args.output_file is not None:
+        _write_report(args, fmt, color, report, findings, locator, fixed, fixed_findings, out)
     for line in report.errors:
         print(f"repro-lint: error: {line}", file=sys.stderr)
     if report.errors or fix_failed:
         return 2
     if args.exit_non_zero_on_fix and fixed:
         return 1
-    if findings and not args.exit_zero:
+    if findings and not args.exit_zero and not args.fix_only:
         return 1
     return 0
 
 
 def _write_report(args, fmt: str, color: str, report, findings: list, locator, fixed: int, fixed_findings: list, out) -> None:
     """The report in the chosen format, to `--output-file`, else to `out` or stdout."""
-    from repro_lint.output import github, json_out, sarif, text
+    from repro_lint.output import text
 
     if args.statistics:
         if fmt == "json":
-            rows = [{"code": c, "name": n, "count": k, "fixable": x} for c, n, k, x in text.statistics_rows(findings)]
+            rows = text.statistics_rows(findings, args.unsafe_fixes)
             _emit(json.dumps(rows, indent=2) + "\n", args.output_file, out)
         else:
-            _emit(text.statistics(findings), args.output_file, out)
+            _emit(text.statistics(findings, args.unsafe_fixes), args.output_file, out)
         return
-    if fmt != "text":
-        if fmt == "json":
-            body = json_out.render(findings, report.errors, report.files_checked, locator)
-        elif fmt == "sarif":
-            body = sarif.render(findings, report.root, locator)
-        elif fmt == "github":
-            body = github.render(findings, locator)
-        else:
-            tail = ""
-            if args.show_fixes and fixed_findings:
-                tail += _fixes_text(fixed_findings)
-            if not args.quiet and report.files_checked:
-                tail += text.summary_line(findings, fixed) + "\n"
-            body = itertools.chain(text.concise_lines(findings, locator), [tail])
-        _emit(body, args.output_file, out)
+    if fmt not in ("text", "full", "concise"):
+        _emit(_machine_report(fmt, report, findings, locator), args.output_file, out)
         return
-    stream = out or sys.stdout
-    # a file is never coloured unless asked for; a stream when it is a terminal
-    wanted = text.color_wanted(stream, color) if not args.output_file else color == "always"
-    chunks = text.render_chunks(findings, wanted, show_source=True, locator=locator)
     tail = ""
     if args.show_fixes and fixed_findings:
         tail += _fixes_text(fixed_findings)
     if not args.quiet and report.files_checked:
         tail += text.summary_line(findings, fixed) + "\n"
+    if fmt == "concise":
+        _emit(itertools.chain(text.concise_lines(findings, locator), [tail]), args.output_file, out)
+        return
+    stream = out or sys.stdout
+    # a file is never coloured unless asked for; a stream when it is a terminal (or FORCE_COLOR)
+    wanted = text.color_wanted(stream, color) if not args.output_file else color == "always"
+    chunks = text.render_chunks(findings, wanted, show_source=True, locator=locator)
     _emit(itertools.chain(chunks, [tail]), args.output_file, out)
+
+
+def _machine_report(fmt: str, report, findings: list, locator) -> "str | Iterable[str]":
+    """The report in a format for programs and CI services."""
+    from repro_lint.output import azure, github, gitlab, json_lines, json_out, junit, pylint, rdjson, sarif
+
+    if fmt == "json":
+        return json_out.render(findings, report.errors, report.files_checked, locator)
+    if fmt == "sarif":
+        return sarif.render(findings, report.root, locator)
+    if fmt == "github":
+        return github.render(findings, locator)
+    if fmt == "gitlab":
+        return gitlab.render(findings, report.root, locator)
+    if fmt == "junit":
+        return junit.render(findings, locator)
+    if fmt == "rdjson":
+        return rdjson.render(findings, locator)
+    lines = {"json-lines": json_lines, "pylint": pylint, "azure": azure}[fmt]
+    return lines.render_lines(findings, locator)
 
 
 def _shown(path: Path) -> str:
@@ -420,6 +531,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                 "Run `repro-lint check --help` for the checker's options."
             )
             return 0
+        if argv and not argv[0].startswith("-") and argv[0] not in SUBCOMMANDS and not Path(argv[0]).exists():
+            from repro_lint.core.suggest import nearest
+
+            near = nearest(argv[0], SUBCOMMANDS)
+            if near:  # `repro-lint chek .`: a command misspelt, not a path
+                raise UsageError(f"repro-lint: `{argv[0]}` is neither a command nor a path (did you mean `{near}`?)\n"
+                                 "usage: repro-lint [check] [PATHS...] [options] (`repro-lint --help` lists the commands)")
         cmd = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
         rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
         if cmd == "check":

@@ -49,7 +49,9 @@ class Finding:
     location: Location
     related: list[Related] = field(default_factory=list)
     fix: Optional[Fix] = None
-    severity: str = "error"  # "error" for rule findings; "warning" is used by the probe
+    # "warning" (every output says the same: JSON, SARIF levels, GitHub and Azure
+    # annotations, editors); "error" only for a file Python cannot parse (RPL001)
+    severity: str = "warning"
     # What to do about it, shown as a `help:` line after the (short) message; rules give it
     # per finding or take their document's default `help` (see `rules.Context.finding`).
     help: Optional[str] = None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from repro_lint.core.bounded_read import TEXT_MAX_BYTES, read_regular
+from repro_lint.core.suggest import did_you_mean, nearest
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,7 +25,13 @@ _KEYS: dict[str, tuple] = {
     "select": (list,),
     "extend-select": (list,),
     "ignore": (list,),
+    # ruff's deprecated spelling of `ignore`, still accepted by ruff: added to `ignore`
+    "extend-ignore": (list,),
     "per-file-ignores": (dict,),
+    "extend-per-file-ignores": (dict,),
+    # which rules' fixes `--fix` applies (ruff's keys: all by default, the more specific wins)
+    "fixable": (list,),
+    "unfixable": (list,),
     "exclude": (list,),
     "extend-exclude": (list,),
     "seed": (int,),
@@ -34,6 +41,7 @@ _KEYS: dict[str, tuple] = {
     "target-torch-version": (str,),
     "numpy-fix": (str,),
     "check-tests": (bool,),
+    "cache-dir": (str,),
 }
 # What RPL101's fix does for numpy (see README, "With ruff"): seed the legacy global
 # generator, or, where the program allows it, draw from a seeded `Generator` instead.
@@ -47,6 +55,9 @@ class Config:
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    extend_per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    fixable: list[str] = field(default_factory=lambda: ["ALL"])
+    unfixable: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
     seed: int = 0
@@ -57,6 +68,9 @@ class Config:
     numpy_fix: str = "seed"
     # findings in test files (`tests/`, `test_*.py`, ...) are shown only when asked for
     check_tests: bool = False
+    # where the cache is kept (`cache-dir`, `--cache-dir`, REPRO_LINT_CACHE_DIR); None: at
+    # the project root, `.repro_lint_cache/`
+    cache_dir: Optional[Path] = None
 
     def settings(self) -> dict[str, Any]:
         """What rules may read (and what result caches are keyed on)."""
@@ -78,15 +92,33 @@ class Config:
 
     # -- rule selection ------------------------------------------------------------
     def enabled(self, code: str, rel_path: str) -> bool:
-        selected = _longest(code, self.select + self.extend_select)
-        ignored = _longest(code, self.ignore)
-        if selected < 0 or ignored > selected or (ignored == selected and ignored >= 0):
+        if not _chosen(code, self.select + self.extend_select, self.ignore):
             return False
-        for glob, codes in self.per_file_ignores.items():
-            if fnmatch.fnmatchcase(rel_path, glob) or fnmatch.fnmatchcase(rel_path.rsplit("/", 1)[-1], glob):
-                if _longest(code, codes) >= 0:
+        for ignores in (self.per_file_ignores, self.extend_per_file_ignores):
+            for pattern, codes in ignores.items():
+                if _longest(code, codes) >= 0 and _pattern(pattern).match_file(rel_path):
                     return False
         return True
+
+    def fix_allowed(self, code: str) -> bool:
+        """Whether `--fix` may apply the rule's fixes (`fixable`, less `unfixable`)."""
+        return _chosen(code, self.fixable, self.unfixable)
+
+
+def _chosen(code: str, chosen: list[str], removed: list[str]) -> bool:
+    """In `chosen` and not taken out by `removed`: the longer matching prefix wins, a tie removes."""
+    picked = _longest(code, chosen)
+    dropped = _longest(code, removed)
+    return picked >= 0 and picked > dropped
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> Any:
+    """A `per-file-ignores` pattern, in the gitignore syntax that `exclude` uses too
+    (`scripts/`, `*_test.py`, `/train.py`; a pattern without a slash matches at any depth)."""
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
 
 
 def _longest(code: str, prefixes: list[str]) -> int:
@@ -119,13 +151,16 @@ def load_config(path: Optional[Path], known_codes: list[str], sources: tuple[str
         raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}")
+    tools = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    if "repro-lint" not in tools:
+        _misspelt_section(path, tools)
     if path.name == "pyproject.toml":
-        section = data.get("tool", {}).get("repro-lint")
+        section = tools.get("repro-lint")
         prefix = "tool.repro-lint"
         if section is None:
             return cfg
     else:
-        section = data.get("tool", {}).get("repro-lint", data)
+        section = tools.get("repro-lint", data)
         prefix = "tool.repro-lint" if "tool" in data else ""
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [{prefix}] must be a table")
@@ -139,15 +174,16 @@ def apply_settings(cfg: Config, section: dict, origin: str, prefix: str, known_c
     for key, value in section.items():
         name = f"{prefix}.{key}" if prefix else key
         if key not in _KEYS:
-            raise ConfigError(f"{path}: unknown configuration key `{name}` (known: {', '.join(sorted(_KEYS))})")
+            hint = did_you_mean(key, _KEYS) or f" (known: {', '.join(sorted(_KEYS))})"
+            raise ConfigError(f"{path}: unknown configuration key `{name}`{hint}")
         types = _KEYS[key]
         if not isinstance(value, types) or (types == (int,) and isinstance(value, bool)):
             raise ConfigError(f"{path}: `{name}` must be {_type_name(types[0])}, got {_type_name(type(value))}")
-        if key in ("select", "extend-select", "ignore"):
+        if key in ("select", "extend-select", "ignore", "extend-ignore", "fixable", "unfixable"):
             _check_codes(path, name, value, known_codes)
         if key in ("exclude", "extend-exclude"):
             _check_strings(path, name, value)
-        if key == "per-file-ignores":
+        if key in ("per-file-ignores", "extend-per-file-ignores"):
             for glob, codes in value.items():
                 if not isinstance(codes, list):
                     raise ConfigError(f"{path}: `{name}.\"{glob}\"` must be a list of rule codes")
@@ -173,6 +209,13 @@ def apply_settings(cfg: Config, section: dict, origin: str, prefix: str, known_c
             for qual, src in value.items():
                 if src not in sources:
                     raise ConfigError(f"{path}: `{name}.\"{qual}\"`: unknown source `{src}` (known: {', '.join(sources)})")
+        if key == "extend-ignore":
+            cfg.ignore = [*cfg.ignore, *value]
+            continue
+        if key == "cache-dir":  # relative to the configuration file's folder, as ruff reads it
+            base = Path(origin).parent if Path(origin).is_file() else Path.cwd()
+            cfg.cache_dir = (base / Path(value).expanduser()).absolute()
+            continue
         setattr(cfg, key.replace("-", "_"), value)
 
 
@@ -209,8 +252,22 @@ def _read_toml(path: Path) -> dict:
     return tomllib.loads(read_regular(path, TEXT_MAX_BYTES).decode("utf-8"))
 
 
+def _misspelt_section(path: Path, tools: dict) -> None:
+    """A `[tool.*]` table whose name is a typo of `tool.repro-lint` (`[tool.repro_lint]`)
+    is an error: left unread, its settings would silently do nothing."""
+    for name in tools:
+        if nearest(name, ["repro-lint"], cutoff=0.8):
+            raise ConfigError(f"{path}: [tool.{name}] is not read: the section is [tool.repro-lint]")
+
+
+CONFIG_FILES = ("pyproject.toml", "repro-lint.toml", ".repro-lint.toml")
+
+
 def find_config(root: Path) -> Optional[Path]:
-    for name in ("pyproject.toml", "repro-lint.toml", ".repro-lint.toml"):
+    """The configuration at the project root: `pyproject.toml` when it has a
+    `[tool.repro-lint]` section (or a misspelt one, reported when loaded), else
+    `repro-lint.toml`, else `.repro-lint.toml`."""
+    for name in CONFIG_FILES:
         p = root / name
         if p.is_file():
             if name != "pyproject.toml":
@@ -219,6 +276,7 @@ def find_config(root: Path) -> Optional[Path]:
                 data = _read_toml(p)
             except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
                 return p  # reported as an error when loaded
-            if "repro-lint" in data.get("tool", {}):
+            tools = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+            if "repro-lint" in tools or any(nearest(t, ["repro-lint"], cutoff=0.8) for t in tools):
                 return p
     return None

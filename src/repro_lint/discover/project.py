@@ -38,6 +38,12 @@ def find_root(paths: Iterable[Path]) -> Path:
     return base
 
 
+def is_project_root(folder: Path) -> bool:
+    """Whether `folder` holds what `find_root` looks for (`pyproject.toml`, `.git`): not a
+    folder it fell back to for files outside any project."""
+    return (folder / "pyproject.toml").is_file() or (folder / ".git").exists()
+
+
 def module_name(path: "Path | str", root: Path, resolved: bool = False) -> tuple[str, bool]:
     """Dotted module name of `path` relative to the project root (or its `src/` layout root).
     `resolved` says `path` is resolved already (resolving costs system calls per folder)."""

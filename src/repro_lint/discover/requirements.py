@@ -7,6 +7,9 @@ conda environment files; in the program's own folder or the nearest folder above
 the project root) that declares one.
 Only the lower bound of a declared range matters here: the question is always "does the
 range admit a release older than X" (a release that still behaves the old way).
+Requirements, specifiers and versions are read by `packaging` (PEP 508 and PEP 440 exactly);
+what those do not cover (requirement files' options and comments, Poetry's `^2.1`, conda's
+match specs) is read here.
 """
 
 from __future__ import annotations
@@ -24,19 +27,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 from repro_lint.core.bounded_read import TEXT_MAX_BYTES, read_regular, read_text
 
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
-_SPEC = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*([A-Za-z0-9.*+!_-]+)\s*$")
-_RELEASE = re.compile(r"^\s*v?(?:\d+!)?(\d+(?:\.\d+)*)")
-
-
 def release(version: str) -> Optional[tuple[int, ...]]:
-    """The release numbers of a version (`2.10.0rc1+cu121` -> (2, 10, 0)), padded to three."""
-    m = _RELEASE.match(version)
-    if m is None:
+    """The release numbers of a version (`2.10.0rc1+cu121` -> (2, 10, 0)), padded to three;
+    None for what is not a PEP 440 version."""
+    try:
+        parts = Version(version.strip()).release
+    except InvalidVersion:
         return None
-    parts = tuple(int(p) for p in m.group(1).split("."))
     return parts + (0,) * (3 - len(parts)) if len(parts) < 3 else parts
 
 
@@ -55,9 +59,6 @@ class Target:
         return self.lower < limit
 
 
-_VERSION = re.compile(r"v?\d+(?:\.\d+)*(?:\.\*)?(?:(?:a|b|rc|\.post|\.dev)\d+)*(?:\+[A-Za-z0-9.]+)?")
-
-
 def setting_error(text: str) -> Optional[str]:
     """Why `text` is not a torch release (`2.5`, `2.5.*`) or PEP 440 specifier set
     (`>=2.1,<3`), or None when it is one."""
@@ -65,32 +66,33 @@ def setting_error(text: str) -> Optional[str]:
     if not text:
         return "it is empty"
     if text[0] not in "<>=!~":
-        return None if _VERSION.fullmatch(text) else f"`{text}` is not a release (such as 2.5) or a specifier set (such as >=2.1)"
+        return None if _specifiers("==" + text) is not None else f"`{text}` is not a release (such as 2.5) or a specifier set (such as >=2.1)"
     for part in text.split(","):
-        m = _SPEC.match(part)
-        if m is None or not _VERSION.fullmatch(m.group(2)):
+        if _specifiers(part) is None:
             return f"`{part.strip()}` is not a version specifier (such as >=2.1)"
     return None
+
+
+def _specifiers(text: str) -> Optional[SpecifierSet]:
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
 
 
 def lower_bound(specifiers: str) -> Optional[tuple[int, ...]]:
     """The lowest release a PEP 440 specifier set admits (None: unbounded below or unreadable).
 
     Exclusive bounds are treated as inclusive: `>2.9.1` still admits a later 2.9 patch."""
+    parsed = _specifiers(specifiers)
+    if parsed is None:
+        return None
     best: Optional[tuple[int, ...]] = None
-    for part in specifiers.split(","):
-        if not part.strip():
+    for spec in parsed:
+        if spec.operator in ("!=", "<", "<="):
             continue
-        m = _SPEC.match(part)
-        if m is None:
-            return None
-        op, version = m.groups()
-        if op in ("!=", "<", "<="):
-            continue
-        rel = release(version.replace(".*", ""))
+        rel = release(spec.version.replace(".*", ""))
         if rel is None:
-            return None
-        if op == "~=" and len(version.split(".")) < 2:
             return None
         if best is None or rel > best:
             best = rel
@@ -116,18 +118,23 @@ def _poetry_lower(constraint: str) -> Optional[tuple[int, ...]]:
 
 
 def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 def parse_requirement(line: str, package: str = "torch") -> Optional[str]:
-    """The specifier set of a PEP 508 requirement on `package` ("" for any version), else None."""
-    m = _NAME.match(line.split(";", 1)[0])
-    if m is None or _normalise(m.group(1)) != package:
+    """The specifier set of a PEP 508 requirement on `package` ("" for any version), else
+    None (another package, or not a requirement)."""
+    try:
+        req = Requirement(line.strip())
+    except InvalidRequirement:
         return None
-    rest = m.group(3).strip()
-    if rest.startswith("@"):
+    if canonicalize_name(req.name) != package:
+        return None
+    if req.url:
         return ""  # a direct URL: the version is not known
-    return rest.strip("()").strip()
+    # in the order written (a specifier set keeps none)
+    written = "".join(line.split())
+    return ",".join(sorted((str(spec) for spec in req.specifier), key=written.find))
 
 
 def _requirement_lines(text: str) -> Iterator[str]:

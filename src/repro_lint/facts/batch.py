@@ -11,6 +11,7 @@ import struct
 import traceback
 from typing import Callable, Optional
 
+from repro_lint.core import progress
 from repro_lint.discover import notebook
 from repro_lint.core.bounded_read import read_regular
 from repro_lint.facts.walker.extractor import extract, quiet_parsing
@@ -190,6 +191,7 @@ def _extract_here(
             if packing and pack(info) and sharing is not None:
                 sharing.share(info)
             out.append(info)
+            progress.advance()
     return out
 
 
@@ -309,6 +311,7 @@ def _extract_parallel(
             for n in taken:
                 done[n] = infos[start:start + len(parts[n])]
                 start += len(parts[n])
+            progress.advance(len(infos))
     out: list[ModuleInfo] = []
     for n, part in enumerate(parts):
         got = done.get(n)

@@ -10,8 +10,18 @@ import tokenize
 from repro_lint.facts.model import ModuleInfo
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
-FILE_NOQA = re.compile(r"^\s*#\s*repro-lint:\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:\s*,\s*[A-Za-z]+[0-9]*)*))?\s*$", re.IGNORECASE)
+# Codes are separated by commas or, as ruff accepts them, by spaces (`# noqa: E501 F401`);
+# a word after the codes that is not a code (`# noqa: E501 long URL`) is a reason, not a code
+_FIRST = r"[A-Za-z]+[0-9]*(?![A-Za-z0-9])"
+_MORE = r"(?:\s*,\s*[A-Za-z]+[0-9]*(?![A-Za-z0-9])|\s+[A-Z]+[0-9]+(?![A-Za-z0-9]))"
+_CODES = rf"(?P<codes>{_FIRST}{_MORE}*)"
+NOQA = re.compile(rf"#\s*(?i:noqa)(?::\s*{_CODES})?")
+FILE_NOQA = re.compile(rf"^\s*#\s*(?i:repro-lint):\s*(?i:noqa)(?::\s*{_CODES})?\s*$")
+
+
+def noqa_codes(codes: str) -> list[str]:
+    """The codes of a `# noqa:` comment's code list, upper-cased, in their order."""
+    return [c.upper() for c in re.split(r"[\s,]+", codes.strip()) if c]
 
 
 def split_lines(text: str) -> list[str]:
@@ -31,7 +41,7 @@ def parse_noqa(info: ModuleInfo, text: str) -> None:
         fm = FILE_NOQA.match(line)
         if fm:
             codes = fm.group("codes")
-            new = frozenset(c.strip().upper() for c in codes.split(",")) if codes else frozenset()
+            new = frozenset(noqa_codes(codes)) if codes else frozenset()
             if not info.file_noqa_set:
                 info.file_noqa = new
             elif info.file_noqa and new:
@@ -43,7 +53,7 @@ def parse_noqa(info: ModuleInfo, text: str) -> None:
         hit = NOQA.search(line)
         if hit:
             codes = hit.group("codes")
-            info.noqa[lineno] = frozenset(c.strip().upper() for c in codes.split(",")) if codes else None
+            info.noqa[lineno] = frozenset(noqa_codes(codes)) if codes else None
 
 
 def decode_source(data: bytes) -> str:

@@ -19,7 +19,7 @@ from typing import Optional
 from repro_lint.core.findings import Finding
 from repro_lint.fix.source import SourceError, SourceFile
 from repro_lint.fix.writer import NotWritten, write_atomic
-from repro_lint.facts.sourcetext import NOQA
+from repro_lint.facts.sourcetext import NOQA, noqa_codes
 
 _LINE_END = re.compile(r"(\r\n|\r|\n)?$")
 
@@ -31,8 +31,9 @@ class NoqaOutcome:
     warnings: list = field(default_factory=list)
 
 
-def add_noqa(findings: list[Finding], root: Optional[Path] = None) -> NoqaOutcome:
-    """Add `# noqa` comments for `findings`; files outside the project `root` are not written."""
+def add_noqa(findings: list[Finding], root: Optional[Path] = None, reason: Optional[str] = None) -> NoqaOutcome:
+    """Add `# noqa` comments for `findings`, with `reason` after the codes (`--add-noqa=REASON`,
+    as ruff writes it); files outside the project `root` are not written."""
     outcome = NoqaOutcome()
     by_file: dict[str, dict[int, set]] = {}
     for f in findings:
@@ -45,7 +46,7 @@ def add_noqa(findings: list[Finding], root: Optional[Path] = None) -> NoqaOutcom
         except (OSError, SourceError) as exc:
             outcome.errors.append(f"{path}: noqa not added: cannot read it: {exc}")
             continue
-        text, added, warnings = with_noqa(src.text, lines)
+        text, added, warnings = with_noqa(src.text, lines, reason)
         outcome.warnings.extend(f"{path}:{w}" for w in warnings)
         if not added:
             continue
@@ -58,9 +59,12 @@ def add_noqa(findings: list[Finding], root: Optional[Path] = None) -> NoqaOutcom
     return outcome
 
 
-def with_noqa(text: str, wanted: dict[int, set]) -> tuple[str, int, list]:
+def with_noqa(text: str, wanted: dict[int, set], reason: Optional[str] = None) -> tuple[str, int, list]:
     """`text` with `# noqa: CODES` on the lines of `wanted` (line -> codes): (new text,
-    directives added or extended, `LINE: why not` for lines that cannot take one)."""
+    directives added or extended, `LINE: why not` for lines that cannot take one). A line
+    with codes already gets them all, sorted and comma-separated, as ruff rewrites it
+    (`# noqa: E501 F401` becomes `# noqa: E501, F401, RPL101`)."""
+    tail = f" {reason.strip()}" if reason and reason.strip() else ""
     lines = text.splitlines(keepends=True)
     blocked = _lines_without_room(text)
     added = 0
@@ -78,13 +82,16 @@ def with_noqa(text: str, wanted: dict[int, set]) -> tuple[str, int, list]:
         if hit is not None and hit.group("codes") is None:
             continue  # a bare `# noqa` covers every code
         if hit is not None:
-            have = [c.strip().upper() for c in hit.group("codes").split(",")]
-            new = have + sorted(c for c in wanted[lineno] if not any(c.startswith(h) for h in have))
-            if new == have:
+            have = noqa_codes(hit.group("codes"))
+            missing = [c for c in wanted[lineno] if not any(c.startswith(h) for h in have)]
+            if not missing:
                 continue
-            body = body[: hit.start()] + "# noqa: " + ", ".join(new) + body[hit.end():]
+            rest = body[hit.end():]
+            # the reason goes after the codes unless the comment says something there already
+            note = tail if tail and not rest.strip() else ""
+            body = body[: hit.start()] + "# noqa: " + ", ".join(sorted({*have, *missing})) + note + rest
         else:
-            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(wanted[lineno]))
+            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(wanted[lineno])) + tail
         lines[lineno - 1] = body + end
         added += 1
     return "".join(lines), added, warnings

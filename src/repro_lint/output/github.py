@@ -25,7 +25,7 @@ def _fix_note(f: Finding) -> str:
 
 
 def render(findings: list[Finding], locator: Optional[Locator] = None) -> str:
-    """`::warning` annotations. A notebook's finding points at the line of the `.ipynb` file
+    """`::warning` annotations (`::error` for a file that does not parse). A notebook's finding points at the line of the `.ipynb` file
     that holds the code, its message starting with `cell N:LINE:COL`."""
     locator = locator or Locator()
     lines = []
@@ -41,5 +41,5 @@ def render(findings: list[Finding], locator: Optional[Locator] = None) -> str:
             prefix = f"cell {shown.cell}:{shown.line}:{shown.col}: "
         props = f"file={_escape_prop(loc.path)},{where},title={_escape_prop(f'{f.code} {f.name}')}"
         help_line = f"\nhelp: {f.help}" if f.help else ""
-        lines.append(f"::warning {props}::{_escape_data(f'{prefix}{f.code} {f.message}{_fix_note(f)}{help_line}')}")
+        lines.append(f"::{f.severity} {props}::{_escape_data(f'{prefix}{f.code} {f.message}{_fix_note(f)}{help_line}')}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -6,9 +6,10 @@
   the line, with its occurrence in the file, so a result keeps its identity when lines move)
   and `reproLintFinding/v1` (rule, file and message without numbers), so uploads through the
   API do not duplicate alerts;
-- rules carry `help.text` (plain text), `help.markdown` (the rule's document) and `helpUri`;
-  results and rules are `warning`s, as in the `github` format; a finding's own `help` line
-  is in the result's `properties.help`;
+- rules carry `help.text` (plain text), `help.markdown` (the rule's document) and, where
+  the installed version has a public location, `helpUri`; results and rules are `warning`s
+  (a file that does not parse, RPL001, an `error`), as in every other format; a finding's
+  own `help` line is in the result's `properties.help`;
 - a notebook's result points at the line of the `.ipynb` file holding the code (what code
   scanning can show), its message starts with `cell N:LINE:COL`, and `properties.notebookCell`
   gives the cell, line and column.
@@ -29,15 +30,16 @@ from repro_lint.core.findings import Finding, Location
 from repro_lint.output.locations import Locator
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFO_URI = "https://github.com/repro-lint/repro-lint"
 ROOT_ID = "%SRCROOT%"
 LEVEL = "warning"
 
 
-def help_uri(code: str) -> str:
-    """Where a rule's document is published (the TOML file of this version's tag)."""
-    folder = "rules/probe" if code.startswith("RPP") else "rules"
-    return f"{INFO_URI}/blob/v{__version__}/{folder}/{code}.toml"
+def help_uri(code: str) -> Optional[str]:
+    """The rule's document on the web at the installed commit, when that is known
+    (`core.doc_links`); else None, and the rule's `help.markdown` carries the document."""
+    from repro_lint.core.doc_links import rule_doc_url
+
+    return rule_doc_url(code)
 
 
 def rule_metadata() -> dict[str, dict]:
@@ -110,7 +112,7 @@ def build_log(
         prefix = f"cell {shown.cell}:{shown.line}:{shown.col}: " if shown.cell is not None else ""
         result: dict = {
             "ruleId": f.code,
-            "level": LEVEL,
+            "level": f.severity if f.severity in ("error", "warning", "note") else LEVEL,
             "message": {"text": prefix + f.message},
             "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(f.location, locator)}}],
             "partialFingerprints": {
@@ -142,30 +144,30 @@ def build_log(
     driver_rules = []
     for code in codes:
         m = meta[code]
-        driver_rules.append(
-            {
-                "id": code,
-                "name": m["name"],
-                "shortDescription": {"text": m["summary"]},
-                "fullDescription": {"text": m["summary"]},
-                "help": {"text": m["help"], "markdown": m.get("markdown") or m["help"]},
-                "helpUri": help_uri(code),
-                "defaultConfiguration": {"level": LEVEL},
-            }
-        )
+        rule = {
+            "id": code,
+            "name": m["name"],
+            "shortDescription": {"text": m["summary"]},
+            "fullDescription": {"text": m["summary"]},
+            "help": {"text": m["help"], "markdown": m.get("markdown") or m["help"]},
+            "defaultConfiguration": {"level": "error" if code == "RPL001" else LEVEL},
+        }
+        uri = help_uri(code)
+        if uri:
+            rule["helpUri"] = uri
+        driver_rules.append(rule)
+    from repro_lint.core.doc_links import repository_url
+
+    driver: dict = {"name": "repro-lint", "version": __version__}
+    if repository_url():
+        driver["informationUri"] = repository_url()
+    driver["rules"] = driver_rules
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "repro-lint",
-                        "version": __version__,
-                        "informationUri": INFO_URI,
-                        "rules": driver_rules,
-                    }
-                },
+                "tool": {"driver": driver},
                 "originalUriBaseIds": {ROOT_ID: {"uri": paths.root.as_uri().rstrip("/") + "/"}},
                 "results": results,
                 "columnKind": "unicodeCodePoints",

@@ -10,14 +10,17 @@ from repro_lint.output.locations import Locator
 
 
 def color_wanted(stream: IO[str], choice: str = "auto") -> bool:
-    """`--color`: `always`, `never`, or `auto` (a terminal, unless NO_COLOR is set to a
-    non-empty value: the NO_COLOR convention)."""
+    """`--color`: `always`, `never`, or `auto`: a terminal, unless NO_COLOR is set to a
+    non-empty value; FORCE_COLOR set to a non-empty value colours a pipe or a file too
+    (NO_COLOR wins over it, as in ruff)."""
     if choice == "always":
         return True
-    if choice == "never":
+    if choice == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+    return bool(isatty and isatty())
 
 
 def concise(findings: list[Finding], locator: Optional[Locator] = None) -> str:
@@ -118,21 +121,34 @@ def summary_line(findings: list[Finding], fixed: int = 0) -> str:
     return out
 
 
-def statistics(findings: list[Finding]) -> str:
-    """`--statistics` for people: count, code, name and how many are fixable, one rule a
-    line, most frequent first (plain columns, never cut to a terminal's width)."""
-    rows = [[str(n), code, name, f"{fixable} fixable" if fixable else ""] for code, name, n, fixable in statistics_rows(findings)]
+def statistics(findings: list[Finding], unsafe: bool = False) -> str:
+    """`--statistics` for people: count, code, name and how many `--fix` fixes, one rule a
+    line, most frequent first (plain columns, never cut to a terminal's width). Unsafe
+    fixes are counted as fixable only with `--unsafe-fixes` (as ruff counts them); without
+    it they are named as such."""
+    rows = []
+    for row in statistics_rows(findings, unsafe):
+        notes = []
+        if row["fixable"]:
+            notes.append(f"{row['fixable']} fixable")
+        if not unsafe and row["fixable_unsafe"]:
+            notes.append(f"{row['fixable_unsafe']} fixable with --unsafe-fixes")
+        rows.append([str(row["count"]), row["code"], row["name"], ", ".join(notes)])
     return plain_table(rows)
 
 
-def statistics_rows(findings: list[Finding]) -> list[tuple[str, str, int, int]]:
-    """(code, name, count, fixable) per rule, most frequent first."""
-    rows: dict[str, list] = {}
+def statistics_rows(findings: list[Finding], unsafe: bool = False) -> list[dict]:
+    """Per rule, most frequent first: `code`, `name`, `count`, `fixable` (what `--fix`
+    applies: safe fixes, and unsafe ones with `unsafe`), `fixable_safe`, `fixable_unsafe`."""
+    rows: dict[str, dict] = {}
     for f in findings:
-        row = rows.setdefault(f.code, [f.name, 0, 0])
-        row[1] += 1
-        row[2] += 1 if f.fixable else 0
-    return [(code, name, n, fixable) for code, (name, n, fixable) in sorted(rows.items(), key=lambda kv: (-kv[1][1], kv[0]))]
+        row = rows.setdefault(f.code, {"code": f.code, "name": f.name, "count": 0, "fixable": 0, "fixable_safe": 0, "fixable_unsafe": 0})
+        row["count"] += 1
+        if f.fixable:
+            kind = "fixable_safe" if f.fix.safety == "safe" else "fixable_unsafe"  # type: ignore[union-attr]
+            row[kind] += 1
+            row["fixable"] += 1 if kind == "fixable_safe" or unsafe else 0
+    return sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
 
 
 def plain_table(rows: list[list[str]], header: Optional[list[str]] = None) -> str:

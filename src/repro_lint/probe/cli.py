@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from repro_lint.core.usage import Parser, UsageError
 
-INSTALL_HINT = "repro-lint probe needs PyTorch: pip install 'repro-lint[probe]'"
+INSTALL_HINT = "repro-lint probe needs PyTorch: pip install torch (the build you train with), or install repro-lint with its `probe` extra"
 DEFAULT_MAX_OPS = 200_000
 _MODULE_SPEC = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?$")
 
@@ -91,7 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         help="with --resume-check: the program's arguments that resume from a checkpoint the first run saves",
     )
     p.add_argument("--stdin", type=Path, metavar="FILE", help="give every run this file as standard input (default: none)")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    # both names, as `check` takes them
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "json", "sarif"), default="text",
+                   help="report format (default: text)")
     p.add_argument("--output-file", "-o", type=Path, metavar="FILE", help="write the report to this file")
     return p
 

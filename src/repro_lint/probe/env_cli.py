@@ -29,12 +29,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     snap = sub.add_parser("snapshot", help="write a JSON snapshot of this environment")
-    snap.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    snap.add_argument("-o", "--output", "--output-file", dest="output", metavar="FILE", help="write to FILE instead of standard output")
     snap.add_argument("--with-diffs", action="store_true", help="include uncommitted diffs of editable installs")
     diff = sub.add_parser("diff", help="show how two snapshots differ (exit 1 when they do)")
     diff.add_argument("a", metavar="A", help="a snapshot, or a probe report (its embedded snapshot)")
     diff.add_argument("b", metavar="B")
-    diff.add_argument("--format", choices=["text", "json"], default="text")
+    diff.add_argument("--output-format", "--format", dest="format", choices=["text", "json"], default="text")
     return parser
 
 

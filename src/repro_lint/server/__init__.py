@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-MISSING = "repro-lint: error: `repro-lint server` needs the `server` extra: pip install 'repro-lint[server]'"
+MISSING = "repro-lint: error: `repro-lint server` needs pygls 2: pip install 'pygls>=2,<3', or install repro-lint with its `server` extra"
 
 
 def main(argv: Optional[list] = None) -> int:

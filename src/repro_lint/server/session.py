@@ -54,12 +54,14 @@ class Options:
             out.jobs = raw["jobs"]
         return out
 
-    def doc_url(self, code: str) -> str:
+    def doc_url(self, code: str) -> Optional[str]:
+        """The rule's document: the client's template, else on the web at the installed
+        commit when known, else the document the installed package carries (a file URI)."""
         if self.rule_doc_url:
             return self.rule_doc_url.replace("{code}", code)
-        from repro_lint.output.sarif import help_uri
+        from repro_lint.core.doc_links import rule_doc_link
 
-        return help_uri(code)
+        return rule_doc_link(code)
 
 
 @dataclass
@@ -237,7 +239,7 @@ class Session:
             message=message,
             severity=types.DiagnosticSeverity.Error if f.severity == "error" else types.DiagnosticSeverity.Warning,
             code=f.code,
-            code_description=types.CodeDescription(href=self.options.doc_url(f.code)) if f.code != "RPL001" else None,
+            code_description=_code_description(self.options.doc_url(f.code)) if f.code != "RPL001" else None,
             source=SOURCE,
             related_information=related or None,
             data={"fix": f.fix.safety if f.fixable else None},
@@ -282,3 +284,7 @@ def _inside(root: Path, path: Path) -> bool:
         return True
     except ValueError:
         return False
+
+
+def _code_description(href: Optional[str]) -> Optional[types.CodeDescription]:
+    return types.CodeDescription(href=href) if href else None

@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 
 BAD = """import numpy as np
 

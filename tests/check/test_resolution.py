@@ -5,7 +5,7 @@ import textwrap
 from repro_lint.facts.walker.extractor import extract
 from repro_lint.index.project_index import ProjectIndex
 from repro_lint.facts.matchers import get_matchers
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE
+from repro_lint.facts.model import MODULE_SCOPE
 
 
 def facts(src, module="m", is_package=False):

@@ -302,7 +302,6 @@ def test_equal_outline_values_are_kept_once():
 def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     """What rules work out for one program (`analysis.context.program_cache`, a program's seeds and draws)
     is let go once that program's rules have run, while the programs themselves stay."""
-    from repro_lint.check.run import run_check
     from repro_lint.discover.config import Config
     from repro_lint.index.project_index import ProjectIndex
     from repro_lint.facts.matchers import get_matchers

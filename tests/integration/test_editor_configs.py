@@ -11,7 +11,6 @@ try:
     import tomllib
 except ImportError:  # Python < 3.11
     import tomli as tomllib
-from pathlib import Path
 
 import pytest
 

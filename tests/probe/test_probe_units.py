@@ -305,7 +305,6 @@ def test_code_sent_by_value_is_placed_in_the_file_it_was_written_in(tmp_path):
     """cloudpickle (3.1 and later, in joblib's loky workers) names the code of a `__main__`
     function it sends `<dynamic-code>`: its frames are the user's, in the script its globals
     name. Other code without a file (`exec` of a string) stays nobody's."""
-    import sys
 
     script = tmp_path / "app.py"
     script.write_text("import sys\n\n\ndef job():\n    return sys._getframe()  # here\n")

@@ -64,7 +64,11 @@ def state_of(ctx: Context, program: Program) -> State:
 
 def _compute(ctx: Context, program: Program) -> State:
     cat = flags()
-    st = State(intent=program.has_intent(), uses_torch=program.uses_torch())
+    # a program that trains nothing (inference, evaluation, data preparation) shows intent for
+    # its torch computations by seeding torch or setting a flag: a numpy seed that picks the
+    # data it looks at says nothing about how its model runs
+    trains = ctx.index.trains(program.scopes)
+    st = State(intent=program.has_intent() if trains else program.has_intent(("torch",)), uses_torch=program.uses_torch())
     cublas = cat["cublas"]
     # the walk of the program in execution order, only for programs that set something
     # (most programs of a project set nothing)

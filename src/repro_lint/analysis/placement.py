@@ -596,10 +596,30 @@ def _launched_draws(ctx: Context, program: Program, bodies: list, source: str) -
             "and no seed of the program is in scope there"
         )
     spec = found[0] if found is not None else SeedSpec(None, str(ctx.settings.get("seed", 0)))
+    rank = launched_rank(ctx, launch)
+    if rank is not None and spec is not INITIAL_SEED:
+        spec = replace(spec, offset=rank)
     path = tinfo.path if tinfo is not program.entry else ""
     if found is not None and found[1] is not None:
         return Place("after", anchor=found[1], seed=spec, module=tinfo.module, path=path)
     return Place("body-start", function=scope, seed=spec, module=tinfo.module, path=path)
+
+
+def launched_rank(ctx: Context, launch) -> Optional[str]:
+    """The rank of the process a launcher starts, as the function it runs names it: the first
+    parameter of a function `torch.multiprocessing.spawn` runs (it passes the process index
+    there; catalog `processes.toml`, `rank-launchers`). Each rank then draws its own stream
+    (`seed + rank`): the samples, noise and augmentations of ranks that are gathered or
+    compared must differ (DDP broadcasts the initial weights from rank 0)."""
+    if launch.event.data.get("api") not in catalog.load("processes").get("rank-launchers", ()):
+        return None
+    fn = ctx.index.functions.get(launch.target)
+    if fn is None or not fn.params:
+        return None
+    params = list(fn.params)
+    if fn.class_name is not None and params[0] in ("self", "cls"):
+        params = params[1:]
+    return params[0] if params else None
 
 
 def _launched_here(program: Program, launch, bodies: list) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from repro_lint.analysis.context import Context
 from repro_lint.core import catalog
-from repro_lint.discover.requirements import Target, torch_target
+from repro_lint.discover.requirements import Target, declared, declaring_folders, release, torch_target
 from repro_lint.facts.model import ModuleInfo
 from repro_lint.index.program import Program
 
@@ -46,7 +46,34 @@ def resolved_folder(ctx: Context, path: str) -> Path:
 def reseeds_workers(ctx: Context, program: Optional[Program] = None, module: Optional[ModuleInfo] = None) -> bool:
     """Whether every targeted release reseeds DataLoader workers' global RNGs (python's
     `random`, numpy's, torch's) from the loader's base seed: since 1.9. A project that
-    declares no torch requirement targets current releases (spec, large repositories 8)."""
+    declares no torch requirement, or one without a lower bound, targets current releases
+    (spec, large repositories 8)."""
     target = program_target(ctx, program, module)
     since = catalog.load("dataloading")["workers-reseed-globals-since"]
-    return target.source == "undeclared" or not target.admits_before(since)
+    # (a requirement without a lower bound, `torch` alone, installs a current release)
+    return target.source == "undeclared" or target.lower is None or not target.admits_before(since)
+
+
+def admits_before(ctx: Context, program: Program, package: str, version: str) -> bool:
+    """Whether a release of `package` before `version` is among those the project declares for
+    the program (the nearest folder that declares it; a declaration without a lower bound
+    admits every release). A package the project does not declare: a current release."""
+    root = ctx.index.root
+    if root is None:
+        return False
+    start = resolved_folder(ctx, program.entry.path)
+    memo = _DECLARED.setdefault(ctx.index, {})
+    key = (start, package)
+    found = memo.get(key)
+    if found is None:
+        found = []
+        for folder in declaring_folders(root, start):
+            found = declared(folder, package)
+            if found:
+                break
+        memo[key] = found
+    limit = release(version)
+    return any(lower is None or limit is not None and lower < limit for _, lower in found)
+
+
+_DECLARED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()

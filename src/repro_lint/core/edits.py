@@ -32,6 +32,8 @@ class SeedSpec:
 
     expr: Optional[str]  # reuse this expression; None means add `SEED = <value>` after the imports
     value: str = "0"  # the configured seed, for the new constant
+    # added to the seed where each rank of a run must draw its own stream (`seed + rank`)
+    offset: Optional[str] = None
 
 
 @dataclass(frozen=True, **_SLOTS)

@@ -149,6 +149,10 @@ class Planner:
 
     def _seed(self, spec: Optional[SeedSpec], ctx: Context) -> str:
         spec = spec or SeedSpec(None, self.default_seed)
+        seed = self._seed_expression(spec)
+        return f"{seed} + {spec.offset}" if spec.offset else seed
+
+    def _seed_expression(self, spec: SeedSpec) -> str:
         if spec.expr is not None:
             return spec.expr
         bindings = [b for b in self.layout.module_bindings.get(SEED_NAME, ()) if not b.in_main]

@@ -66,7 +66,7 @@ def _walk(index: "ProjectIndex", program: "Program") -> set:
         mod, scope = ref
         info = index.modules[mod]
         fn = info.functions.get(scope)
-        if fn is not None and (fn.no_grad or index.m.inference_functions.search(fn.name)):
+        if fn is not None and (fn.no_grad or index.m.inference_functions.search(fn.name) or _data_method(index, info, fn)):
             # decorated with no_grad/inference_mode, or evaluation or inference by its name:
             # no gradient of the training flows here
             continue
@@ -86,6 +86,19 @@ def _walk(index: "ProjectIndex", program: "Program") -> set:
         if fn is not None and scope in info.hydra_mains:
             reach(index.hydra_targets(info, fn))
     return grad
+
+
+# what a DataLoader calls on its dataset: items of data, which carry no gradient
+_DATA_METHODS = frozenset(["__getitem__", "__getitems__", "__iter__", "__next__", "__len__"])
+
+
+def _data_method(index: "ProjectIndex", info, fn) -> bool:
+    """A dataset's item method (a class that is not a torch module)."""
+    if fn.name not in _DATA_METHODS or fn.class_name is None:
+        return False
+    cls = fn.qual.rpartition(".")[0]
+    key = f"{info.module}.{cls}" if info.module else cls
+    return not index.is_module_class(key)
 
 
 def _stored_classes(index: "ProjectIndex", modules: set) -> dict:

@@ -95,10 +95,13 @@ class Program:
             self._draws = out
         return self._draws
 
-    def has_intent(self) -> bool:
-        """Seeds something or sets a determinism flag towards determinism. (A framework that
-        seeds from its own default seed shows no intent; the user's seed given to it does.)"""
-        if any(ev.data.get("intent", True) for occs in self.seeds().values() for _, _, ev in occs):
+    def has_intent(self, sources: Optional[tuple] = None) -> bool:
+        """Seeds something (of `sources`, if given) or sets a determinism flag towards
+        determinism. (A framework that seeds from its own default seed shows no intent; the
+        user's seed given to it does.)"""
+        if any(
+            ev.data.get("intent", True) for src, occs in self.seeds().items() if sources is None or src in sources for _, _, ev in occs
+        ):
             return True
         m = self.index.m
         for _, _, ev in self.events("flag", "switch", "trainer", "env", "intent"):

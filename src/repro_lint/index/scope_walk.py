@@ -68,15 +68,19 @@ class ScopeWalk:
         self._by_kind.append(None)  # type: ignore[union-attr]
         return i
 
-    def _bfs(self, starts: Iterable[ScopeRef], include_imports: bool) -> list[int]:
+    def _bfs(self, starts: Iterable[ScopeRef], include_imports: bool, within: Optional[str] = None) -> list[int]:
         """Breadth-first order of the scope numbers reached from `starts` (each scope once,
-        at its first discovery: the same order as queueing every edge and skipping repeats)."""
+        at its first discovery: the same order as queueing every edge and skipping repeats).
+        With `within` (an entry module), only scopes of the modules it imports, directly or
+        not (or its configs make it load): code of a module a program never imports does not
+        run in it (a base class's `self.m()` reaches no override in another script)."""
         self._scope_refs()
         succ = self._succ[include_imports]
         groups = self._by_name_ids
         # a start can name a scope that does not exist (an unknown module or function)
         first = [i for i in map(self._number, starts) if i is not None]
         seen = bytearray(len(succ))
+        outside = self._outside(within) if within is not None else None
         groups_done: set[tuple[str, str]] = set()
         queue: list[int] = []
         for i in first:
@@ -93,19 +97,38 @@ class ScopeWalk:
                 items = succ[i] = self._successors(i, include_imports)
                 if len(seen) < len(succ):  # scopes numbered just now
                     seen.extend(bytes(len(succ) - len(seen)))
+            if outside is not None and len(seen) > len(outside):
+                outside = self._outside(within, outside)  # (scopes numbered just now)
             for x in items:
                 if x.__class__ is int:
                     if not seen[x]:
                         seen[x] = 1
-                        append(x)
+                        if outside is None or not outside[x]:
+                            append(x)
                 elif x not in groups_done:
                     # every function of a method name: once queued, all of them are seen
                     groups_done.add(x)
                     for y in groups[x]:
                         if not seen[y]:
                             seen[y] = 1
-                            append(y)
+                            if outside is None or not outside[y]:
+                                append(y)
         return queue
+
+    def _outside(self, entry: str, known: Optional[bytearray] = None) -> bytearray:
+        """1 for each numbered scope whose module the entry module does not see (`known`: the
+        answer for the scopes numbered before, extended)."""
+        visible = self.visible_modules(entry)
+        ids = self.module_ids
+        refs = self._refs
+        out = known if known is not None else bytearray()
+        start = len(out)
+        if type(visible) is tuple:
+            members = set(visible)
+            out.extend(0 if ids[refs[i][0]] in members else 1 for i in range(start, len(refs)))  # type: ignore[index]
+        else:
+            out.extend(0 if visible >> ids[refs[i][0]] & 1 else 1 for i in range(start, len(refs)))  # type: ignore[index,operator]
+        return out
 
     def _successors(self, i: int, include_imports: bool) -> tuple:
         """What scope `i` leads to, in discovery order: scope numbers, and method names
@@ -165,7 +188,7 @@ class ScopeWalk:
     def program(self, entry: ModuleInfo) -> "Program":
         starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]
         starts += [(entry.module, q) for q in entry.hydra_mains]
-        order = self._bfs(starts, True)
+        order = self._bfs(starts, True, entry.module)
         flags = self._event_flags()
         event_ids = [i for i in order if flags[i]]
         # frameworks that run project hooks (`trainer.fit`): their hooks are reached too,
@@ -176,7 +199,7 @@ class ScopeWalk:
             if not more:
                 break
             hooks += more
-            order = self._bfs([*(self._refs[i] for i in order), *more], True)  # type: ignore[index]
+            order = self._bfs([*(self._refs[i] for i in order), *more], True, entry.module)  # type: ignore[index]
             event_ids = [i for i in order if flags[i]]
         refs = self._refs
         program = Program(self, entry, [refs[i] for i in order])  # type: ignore[index]

@@ -33,7 +33,7 @@ from repro_lint.analysis.determinism_state import (
 from repro_lint.analysis import flag_placement
 from repro_lint.analysis import placement
 from repro_lint.facts.families.determinism import flags
-from repro_lint.analysis.torch_target import program_target
+from repro_lint.analysis.torch_target import admits_before, program_target
 from repro_lint.discover.requirements import Target, release
 
 # Keys and orders of inserted blocks: after the seeding calls (orders 0-2), the cuDNN flags,
@@ -129,7 +129,7 @@ def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool =
     entry = program.entry
     lightning = [occ for occ in st.trainers_missing if occ[0] is entry]
     if not lightning:
-        return _keyword_fix(program, st, CUDNN_DETERMINISTIC if cudnn_only else ALGORITHMS)
+        return _keyword_fix(ctx, program, st, CUDNN_DETERMINISTIC if cudnn_only else ALGORITHMS)
     trainer = flags()["trainer"]
     raising = raising_ops(program)
     warn = cudnn_only or _warn_only(ctx) or bool(raising)
@@ -139,8 +139,15 @@ def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool =
     return Fix(f"pass {trainer['keyword']}={value} to the Trainer{_raising_words(raising)}", "safe" if warn else "unsafe", (edit,))
 
 
-def _keyword_fix(program: Program, st: State, setting: str) -> Optional[Fix]:
-    candidates = [occ for occ in st.switchable if setting in occ[2].data["sets"]]
+def _keyword_too_new(ctx: Context, program: Program, ev: Event) -> bool:
+    """Whether a release the project declares lacks the framework keyword (`set_seed(...,
+    deterministic=True)` is in accelerate from 0.29): the fix then uses plain calls."""
+    since = ev.data.get("since")
+    return since is not None and admits_before(ctx, program, since[0], since[1])
+
+
+def _keyword_fix(ctx: Context, program: Program, st: State, setting: str) -> Optional[Fix]:
+    candidates = [occ for occ in st.switchable if setting in occ[2].data["sets"] and not _keyword_too_new(ctx, program, occ[2])]
     if not candidates or raising_ops(program):
         return None
     # the switch that covers the most (`full_determinism` over `set_seed(deterministic=)`)
@@ -233,14 +240,44 @@ def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]
             fix = f"pass {ev.data['keyword']}=False"
         else:
             continue
+        value, fix = _benchmark_value(ctx, program, ev, fix)
         yield ctx.finding(
             "RPL402", info, ev, f"{what} turns cuDNN's benchmark mode on",
-            fix=_value_fix(ev, "value_span", "False", fix),
+            fix=_value_fix(ev, "value_span", value, fix),
             help=sentences(
                 "cuDNN then times several convolution algorithms and keeps the fastest, which can differ from run to "
                 "run and gives different results; turn it off"
             ),
         )
+
+
+def _benchmark_value(ctx: Context, program: Program, ev: Event, description: str) -> tuple[str, str]:
+    """What benchmark mode becomes: off; or, where the program's torch seed runs under a
+    condition (its own switch: `if args.seed is not None:`) that this setting is not under,
+    on only where that switch leaves determinism off (`args.seed is None`): one switch, one
+    condition (spec, "Fixes" 10)."""
+    site = flag_placement.torch_seed_site(ctx, program, effective=False)
+    guard = site.guard if site is not None else None
+    if not guard or ev.data.get("value_span") is None:
+        return "False", description
+    own = ev.data.get("guard")
+    if own is not None and guard[0] in own[0]:
+        return "False", description  # (set under the switch itself)
+    value = negated(guard[0])
+    return value, f"{description} where the program's switch `{guard[0]}` asks for determinism (`{value}`)"
+
+
+def negated(condition: str) -> str:
+    """The source of the negation of a condition, as a person writes it."""
+    text = condition.strip()
+    for a, b in ((" is not None", " is None"), (" is None", " is not None")):
+        if text.endswith(a) and " and " not in text and " or " not in text:
+            return text[: -len(a)] + b
+    if text.startswith("not ") and " and " not in text and " or " not in text:
+        return text[4:]
+    if text.replace(".", "").replace("_", "").isalnum():
+        return f"not {text}"
+    return f"not ({text})"
 
 
 # -- RPL403 ---------------------------------------------------------------------------------

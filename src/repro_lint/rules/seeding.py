@@ -37,7 +37,15 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
         return None, place
     spec = place.seed or SeedSpec(None, str(ctx.settings.get("seed", 0)))
     seed = f"`{spec.expr}`" if spec.expr else f"a new constant `SEED = {spec.value}`"
-    where = "next to the program's seeding call" if place.beside_seed else "where the program starts"
+    if spec.offset:
+        # (each rank draws its own samples and augmentations; DDP broadcasts rank 0's weights)
+        seed += f" plus `{spec.offset}`, so that each rank draws its own stream"
+    if place.beside_seed:
+        where = "next to the program's seeding call"
+    elif place.where == "body-start" and place.function and place.module:
+        where = f"at the start of `{place.function}`, in the processes that run it"
+    else:
+        where = "where the program starts"
     edit = place.insert(code, key=f"seed:{source}", order=order)
     return Fix(f"seed {source} with {seed} {where}", "safe", (edit, spec)), ""
 
@@ -63,7 +71,7 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
     """The program's draws by source, but for parameter initialisation in a program that
     trains nothing and loads saved parameters over it (an inference script), and for
     dropout there when it also puts its model in evaluation mode."""
-    draws = program.draws()
+    draws = _without_seed_draws(program, program.draws())
     inference = _inference(ctx, program)
     # python's and numpy's draws that only DataLoader workers make, on releases whose workers
     # reseed those RNGs from a seed that follows the program's (spec, large repositories 8)
@@ -77,6 +85,21 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
             if (inference is None or _counts(ctx.index.m, o[2].data, inference))
             and not (source in ("python", "numpy") and (o[0].module, o[1]) in workers)
         ]
+        if kept:
+            out[source] = kept
+    return out
+
+
+def _without_seed_draws(program: Program, draws: dict) -> dict:
+    """The draws but those that make the run's seed: a value kept under a name that a
+    seeding call of the program seeds with (`args.seed = random.randint(...)` when no seed is
+    given, then `torch.manual_seed(args.seed)`): a run seeded from a fresh seed on purpose."""
+    seeding = {n for _, _, ev in program.events("seed", "seedcand") for n in (*ev.data.get("names", ()), *ev.data.get("attrs", ()))}
+    if not seeding:
+        return draws
+    out = {}
+    for source, occs in draws.items():
+        kept = [o for o in occs if o[2].data.get("assigned") not in seeding]
         if kept:
             out[source] = kept
     return out
@@ -131,7 +154,7 @@ def _counts(m, data: dict, evaluates: bool) -> bool:
     initialisation (an initialising API, or a draw made into a parameter), nor dropout when
     the model is evaluated."""
     api = data.get("api") or ""
-    return not (data.get("initialises") or _initialises(m, api) or evaluates and api in m.train_mode_draws)
+    return not (data.get("initialises") or _initialises(m, api) or evaluates and (api in m.train_mode_draws or data.get("train_mode")))
 
 
 def _initialises(m, api: str) -> bool:

@@ -94,7 +94,8 @@ def _keyword_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]
                 k.arg is None for k in node.keywords
             ):
                 ex.add("switchable", node, api=qual, keyword=entry["keyword"], value=entry["deterministic"],
-                       sets=tuple(entry["sets"]), framework=entry["framework"])
+                       sets=tuple(entry["sets"]), framework=entry["framework"],
+                       since=(entry["package"], entry["since"]) if "since" in entry else None)
             continue
         lit = literal(arg)
         if lit is NOT_LITERAL:

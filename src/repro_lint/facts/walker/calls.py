@@ -455,7 +455,9 @@ class CallFacts:
                 # `callee` and `npos` (positional arguments, -1 with a `*args`): for fixes that
                 # call another function with the same arguments (numpy's Generator fix)
                 npos = -1 if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)
-                self.add("draw", node, source=src, api=qual, assigned=None, callee=self.span(node.func), npos=npos)
+                ev = self.add("draw", node, source=src, api=qual, assigned=None, callee=self.span(node.func), npos=npos)
+                if self._in_training_mode(node):
+                    ev.data["train_mode"] = True
             if qual.startswith(m.uses_torch_prefixes):
                 self._torch_use(node)
             return
@@ -540,6 +542,17 @@ class CallFacts:
         names, attrs = _names_in(node)
         self.add("seedcand", node, target=target, expr=self.text_of(first) if first is not None else None, names=names, attrs=attrs)
 
+    def _in_training_mode(self, node: ast.Call) -> bool:
+        """A draw made only while a module trains: under `if self.training:`, or told so
+        (`F.dropout(x, p, training=self.training)`): a model put in evaluation mode makes none."""
+        for kw in node.keywords:
+            if kw.arg == "training" and type(kw.value) is _Attribute and kw.value.attr == "training":  # type: ignore[attr-defined]
+                return True
+        for test in self.guards:
+            if test is not None and any(type(n) is _Attribute and n.attr == "training" for n in ast.walk(test)):  # type: ignore[attr-defined]
+                return True
+        return False
+
     def _names_only(self, node: ast.AST) -> bool:
         """Whether the statement uses the value of the call `node` only to name something or
         to time a wait: formatted into a string (an f-string, `str(...)`, `"...".format`) or
@@ -559,7 +572,7 @@ class CallFacts:
                     inside = sub.values  # type: ignore[attr-defined]
                 elif t is ast.Call:
                     func = sub.func  # type: ignore[attr-defined]
-                    if type(func) is _Attribute and func.attr == "format" and type(func.value) is _Constant:
+                    if type(func) is _Attribute and func.attr in ("format", "join") and type(func.value) is _Constant:
                         sink = True
                     elif type(func) is _Name and func.id == "str":
                         sink = self.r.is_unbound("str")

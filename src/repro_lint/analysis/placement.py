@@ -31,7 +31,7 @@ from repro_lint.index.program import Program
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.facts.walker.module_body import CONSTANT_LINES
 from repro_lint.analysis.context import Context, program_cache
-from repro_lint.analysis import seed_settings
+from repro_lint.analysis import by_name, seed_settings
 from repro_lint.index import hydra_configs
 from repro_lint.analysis.training import draw_launches, training_of, trains
 
@@ -54,6 +54,9 @@ class Place:
     path: str = ""  # that module's file, when it is not the entry module's
     beside_seed: bool = False  # right after the program's own seeding statement
     switch: str = ""  # the user's determinism switch in force there (`args.deterministic`)
+    # what the index cannot see about this place, for the reader to check: a fix placed here
+    # is unsafe and says so (spec, "Fixes" 9)
+    caveat: str = ""
 
     def insert(self, code: str, key: str = "", order: int = 0) -> InsertStatements:
         return InsertStatements(
@@ -193,6 +196,8 @@ def _settings(ctx: Context, program: Program) -> _Settings:
             names = frozenset(ev.data.get("names", ()))
             if names and _checked_first(ev, expr):
                 continue
+            if not names and _local_split_seed(ctx, info, scope, ev):
+                continue
             exprs.append((expr, names, info.module, scope, ev.pos))
     exprs.sort(key=lambda e: (e[2] != entry.module, e[4]))
     modules = [index.modules[m] for m in dict.fromkeys(m for m, _ in program.scopes)]
@@ -207,6 +212,25 @@ def _settings(ctx: Context, program: Program) -> _Settings:
         "torch" in program.seeds(),
     )
     return hit
+
+
+def _local_split_seed(ctx: Context, info: ModuleInfo, scope: str, ev: Event) -> bool:
+    """Whether a seeding call with a literal seed only fixes what its own function draws next
+    (`random.seed(1234)` before shuffling files into a train/test split, in a helper that
+    trains nothing): it seeds that split, not the program, and no fix borrows its seed
+    (spec, "Fixes" 12: one seed per program)."""
+    fn = info.functions.get(scope)
+    if fn is None or scope == MAIN_SCOPE:
+        return False
+    sources = set(ctx.index.seed_sources(info, ev))
+    if not sources:
+        return False
+    key = f"{info.module}.{scope}" if info.module else scope
+    if trains(ctx, key):
+        return False
+    return any(
+        d.kind == "draw" and d.data.get("source") in sources and d.pos > ev.pos for d in info.events.get(scope, ())
+    )
 
 
 def _checked_first(ev: Event, expr: str) -> bool:
@@ -532,6 +556,55 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     launched = _launched_draws(ctx, program, bodies, source)
     if launched is not None:
         return launched
+    place = _ranked(ctx, program, bodies, _first_place(ctx, program, bodies, top, library))
+    return _restarted(program, _bypassed(ctx, program, bodies, place))
+
+
+def _restarted(program: Program, place: Placed) -> Placed:
+    """A new seeding in a notebook above a cell that restarts its kernel (after installing
+    packages): the cells below run in a new process, unseeded. The place stays, with a caveat."""
+    entry = program.entry
+    if not isinstance(place, Place) or place.caveat or place.module not in ("", entry.module) or not entry.path.endswith(".ipynb"):
+        return place
+    if place.where == "after" and place.anchor is not None:
+        line = place.anchor[2]
+    elif place.where == "after-imports":
+        line = entry.import_block_end
+    else:
+        return place
+    later = [ev for ev in entry.events.get(MODULE_SCOPE, ()) if ev.kind == "restart" and ev.line > line]
+    if not later:
+        return place
+    ev = later[-1]
+    return replace(
+        place,
+        caveat=f"a later cell restarts the kernel (`{ev.data['api']}`), and the cells below it run unseeded: seed in a cell after it",
+    )
+
+
+def _bypassed(ctx: Context, program: Program, bodies: list, place: Placed) -> Placed:
+    """A new seeding at the start of a program whose work runs in methods of project classes
+    (a workspace built in `main()`), when another program of the project builds what it runs
+    by name and does not pass through that start: it may run the same work unseeded, which
+    the index cannot see (spec, "Fixes" 9): the place stays, with a caveat."""
+    if not isinstance(place, Place) or place.beside_seed or place.caveat:
+        return place
+    index = ctx.index
+    if not any(
+        index.scope_of(k)[1].count(".") >= 1 and index.scope_of(k)[1].rpartition(".")[0] in index.modules[index.scope_of(k)[0]].classes
+        for _, first, _ in bodies if first is not None for k in first.keys
+    ):
+        return place
+    scope = place.function if place.where == "body-start" and place.function else bodies[0][0]
+    why = by_name.bypassing_entry(ctx, program, place.module or program.entry.module, scope)
+    return replace(place, caveat=why) if why else place
+
+
+def _first_place(ctx: Context, program: Program, bodies: list, top: str, library: bool) -> Placed:
+    """Where the program's seeding goes in the bodies of its start: beside its own seeding
+    call, else after the statement that binds its seed (or at the start of the body that
+    has one in scope), else after the command line is parsed, with a new constant."""
+    entry = program.entry
     for scope, first, items in bodies:
         # the program's own seeding statement, when it runs before the draws
         limit = first.pos if first is not None else _END
@@ -559,6 +632,82 @@ def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     first = bodies[0][1]
     parsed = _parsing_end(ctx, program, entry, top, first.pos if first is not None else _END)
     return Place("after", anchor=parsed, seed=spec) if parsed is not None else at_start(top, spec)
+
+
+def _ranked(ctx: Context, program: Program, bodies: list, place: Placed) -> Placed:
+    """A new seeding of a program that runs as several ranks and gathers what they hold
+    (samples drawn under MPI, then `all_gather`): after the call that makes the process a rank,
+    offset by the rank, so that the ranks do not draw the same samples (spec, "Fixes" 11).
+    When the ranks start drawing before that call, or it cannot be found in the bodies of the
+    program's start, the place stays, with a caveat (every rank then gets the same seed)."""
+    if not isinstance(place, Place) or place.beside_seed or place.seed is None or place.seed.offset:
+        return place
+    joins = {(info.module, scope): ev for info, scope, ev in program.events("rankjoin")}
+    gathers = [ev for _, _, ev in program.events("gather")]
+    if not joins or not gathers:
+        return place
+    ranks = catalog.load("processes")["ranks"]
+    entry = program.entry
+    for scope, first, _ in bodies:
+        limit = first.pos if first is not None else _END
+        join = _join_in(ctx, entry, scope, set(joins))
+        if join is None:
+            continue
+        if join[:2] == limit:
+            continue  # the call that joins draws too: the next body is that call's
+        if join[:2] > limit:
+            break
+        anchor = join
+        if place.seed.expr is not None:  # the same seed must be in scope after the join
+            found = user_seed(ctx, program, entry, scope, limit)
+            if found is None or found[0].expr != place.seed.expr:
+                break
+            if found[1] is not None and found[1] > join:
+                anchor = found[1]
+        fn = entry.functions.get(scope)
+        rank = next((p for p in (fn.params or ()) if p in ranks["rank-names"]), None) if fn is not None else None
+        return replace(place, where="after", anchor=anchor, function=None, seed=replace(place.seed, offset=rank or ranks["rank"]))
+    join_ev = next(iter(joins.values()))
+    return replace(
+        place,
+        caveat=(
+            f"the program runs as several ranks (`{join_ev.data['api']}`) and gathers what they hold "
+            f"(`{gathers[0].data['api']}`), but draws before the process knows its rank here: every rank gets this "
+            "same seed; offset it by the rank where the rank is known"
+        ),
+    )
+
+
+def _join_in(ctx: Context, info: ModuleInfo, scope: str, joins: set) -> Optional[tuple]:
+    """The span of the first call in `scope` that makes the process a rank: a join call, or a
+    call of project code that reaches one (`dist_util.setup_dist()`)."""
+    index = ctx.index
+    found = [(ev.line, ev.col, ev.end_line, ev.end_col) for ev in info.events.get(scope, ()) if ev.kind == "rankjoin"]
+    for call, keys in index.callees(info, scope):
+        if not is_reference(call) and any(_reaches(ctx, k, joins) for k in keys):
+            found.append(tuple(call[2:6]))
+    return min(found) if found else None
+
+
+def _reaches(ctx: Context, key: str, targets: set, depth: int = 6) -> bool:
+    """Whether project function `key` runs one of the scopes `targets` (through `depth` calls)."""
+    index = ctx.index
+    todo, seen = [(key, 0)], {key}
+    while todo:
+        k, d = todo.pop()
+        ref = index.scope_of(k)
+        if ref in targets:
+            return True
+        if d >= depth or ref[0] not in index.modules:
+            continue
+        for call, keys in index.callees(index.modules[ref[0]], ref[1]):
+            if is_reference(call):
+                continue
+            for nk in keys:
+                if nk not in seen:
+                    seen.add(nk)
+                    todo.append((nk, d + 1))
+    return False
 
 
 def _parsing_end(ctx: Context, program: Program, info: ModuleInfo, scope: str, limit: tuple) -> Optional[tuple]:

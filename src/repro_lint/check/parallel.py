@@ -14,6 +14,7 @@ from repro_lint.facts.model import ModuleInfo
 from repro_lint.core.findings import Location
 from repro_lint.core.findings import Finding
 from repro_lint.analysis.context import Context, let_go_of
+from repro_lint.check import cascade
 from repro_lint.rules.registry import RULES
 
 
@@ -88,6 +89,7 @@ def rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose:
             progress.advance(len(units))
         for unit, info in units if specs else ():
             progress.advance()
+            found = []
             for spec in specs:
                 code = spec.code
                 try:
@@ -97,11 +99,16 @@ def rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose:
                             if sig not in seen[code]:
                                 seen[code].add(sig)
                                 out[code].append(shared_texts(finding, texts))
+                                found.append(finding)
                 except Exception as exc:
                     failed[code].append(f"{info.path}: internal error in rule {code}: {type(exc).__name__}: {exc}")
                     if verbose:
                         failed[code].append(traceback.format_exc().rstrip())
             if not per_module:
+                try:
+                    cascade.announce(ctx, unit, found, target_paths, seen)
+                except Exception as exc:
+                    errors.append(f"{info.path}: internal error while working out follow-on fixes: {type(exc).__name__}: {exc}")
                 let_go_of(unit)  # its rules have run (see `analysis.context.program_cache`)
     for code in codes:
         errors.extend(failed[code])

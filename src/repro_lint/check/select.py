@@ -28,14 +28,17 @@ def noqa_view(info: ModuleInfo) -> ModuleInfo:
 
 def suppressed(finding: Finding, info: Optional[ModuleInfo]) -> bool:
     """`# noqa`, `# noqa: CODES` on the line, or `# repro-lint: noqa[: CODES]` for the file."""
+    return _suppressed(finding.code, finding.location.line, info)
+
+
+def _suppressed(code: str, line: int, info: Optional[ModuleInfo]) -> bool:
     if info is None:
         return False
-    code = finding.code
     if info.file_noqa_set:
         if not info.file_noqa or any(code.startswith(c) for c in info.file_noqa):
             return True
-    if finding.location.line in info.noqa:
-        codes = info.noqa[finding.location.line]
+    if line in info.noqa:
+        codes = info.noqa[line]
         if codes is None or any(code.startswith(c) for c in codes):
             return True
     return False
@@ -68,6 +71,15 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
             continue
         if f.fix is not None and not cfg.fix_allowed(f.code):
             f = dataclasses.replace(f, fix=None)
+        elif f.fix is not None and f.fix.follow_ons:
+            # a follow-on counts where the same selection would show and fix its finding
+            kept = tuple(
+                o for o in f.fix.follow_ons
+                if eff.enabled(o.code, rels.get(o.path) or display_rel(Path(o.path), report.root, resolve))
+                and cfg.fix_allowed(o.code) and (ignore_noqa or not _suppressed(o.code, o.line, report.infos.get(o.path)))
+            )
+            if kept != f.fix.follow_ons:
+                f = dataclasses.replace(f, fix=dataclasses.replace(f.fix, follow_ons=kept))
         out.append(f)
     return out
 

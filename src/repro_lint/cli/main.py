@@ -314,6 +314,9 @@ def _check(args) -> int:
         if args.diff:
             if not args.silent:
                 sys.stdout.write(outcome.diff)
+                if outcome.fixed and not args.quiet:
+                    # (on stderr, as ruff says it: stdout holds the diff alone)
+                    print(f"Would fix {_fixed_count(outcome.fixed, len(outcome.follow_on))}.", file=sys.stderr)
             for line in outcome.errors:
                 print(f"repro-lint: error: {line}", file=sys.stderr)
             for line in report.errors:
@@ -324,15 +327,14 @@ def _check(args) -> int:
         fixed = outcome.fixed
         fix_failed = bool(outcome.errors)
         report.errors.extend(outcome.errors)
+        fixed_findings = [(f, id(f) in outcome.follow_on) for f in outcome.applied]
         if outcome.changed_paths:
-            before = findings
             if stdin:
                 overrides = {p: outcome.texts.get(_shown(p), data) for p, data in overrides.items()}
                 locator = Locator({_shown(p): data for p, data in overrides.items()})
             report = check(overrides)
             report.errors.extend(outcome.errors)
             findings = selected(report)
-            fixed_findings = _fixed(before, findings)
         if stdin:  # the fixed source goes to stdout, as editors expect; the report to stderr
             sys.stdout.buffer.write(next(iter(overrides.values())))
             sys.stdout.flush()
@@ -343,7 +345,7 @@ def _check(args) -> int:
         if not args.silent and not args.quiet:
             tail = _fixes_text(fixed_findings) if args.show_fixes and fixed_findings else ""
             if fixed:
-                tail += f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n"
+                tail += f"Fixed {_fixed_count(fixed, sum(1 for _, on in fixed_findings if on))}.\n"
             _emit(tail, args.output_file, out)
     elif not args.silent or args.output_file is not None:
         _write_report(args, fmt, color, report, findings, locator, fixed, fixed_findings, out)
@@ -376,7 +378,7 @@ def _write_report(args, fmt: str, color: str, report, findings: list, locator, f
     if args.show_fixes and fixed_findings:
         tail += _fixes_text(fixed_findings)
     if not args.quiet and report.files_checked:
-        tail += text.summary_line(findings, fixed) + "\n"
+        tail += text.summary_line(findings, fixed, sum(1 for _, on in fixed_findings if on)) + "\n"
     if fmt == "concise":
         _emit(itertools.chain(text.concise_lines(findings, locator), [tail]), args.output_file, out)
         return
@@ -422,34 +424,26 @@ def _emit(body: "str | Iterable[str]", path: Optional[Path], stream=None) -> Non
         _write_output(body, path)
 
 
-def _fixed(before: list, after: list) -> list:
-    """The findings of `before` that `after` no longer has (same file, rule and message)."""
-    from collections import Counter
-
-    from repro_lint.fix.rounds import finding_key
-
-    left = Counter((f.location.path, finding_key(f)) for f in after)
-    out = []
-    for f in before:
-        key = (f.location.path, finding_key(f))
-        if left[key] > 0:
-            left[key] -= 1
-        elif f.fixable:
-            out.append(f)
-    return out
+def _fixed_count(fixed: int, follow_ons: int) -> str:
+    """"3 findings (1 follow-on)": what --fix fixed or --diff would, follow-ons counted apart."""
+    out = f"{fixed} finding{'s' if fixed != 1 else ''}"
+    return out + (f" ({follow_ons} follow-on)" if follow_ons else "")
 
 
 def _fixes_text(fixed: list) -> str:
-    """`--show-fixes`: what was fixed, per file and rule."""
+    """`--show-fixes`: what was fixed, per file and rule; the follow-ons (findings that
+    earlier fixes revealed and that were fixed in turn) named as such."""
     from collections import Counter
 
-    lines = [f"Fixed {len(fixed)} finding{'s' if len(fixed) != 1 else ''}:"]
+    lines = [f"Fixed {_fixed_count(len(fixed), sum(1 for _, on in fixed if on))}:"]
     by_file: dict[str, Counter] = {}
-    for f in fixed:
-        by_file.setdefault(f.location.path, Counter())[(f.code, f.name)] += 1
+    for f, on in fixed:
+        by_file.setdefault(f.location.path, Counter())[(f.code, f.name, on)] += 1
     for path in sorted(by_file):
         lines.append(f"-- {path}:")
-        lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(by_file[path].items())]
+        lines += [
+            f"    {n} × {code} ({name}){', follow-on' if on else ''}" for (code, name, on), n in sorted(by_file[path].items())
+        ]
     return "\n".join(lines) + "\n"
 
 

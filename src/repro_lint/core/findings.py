@@ -33,12 +33,29 @@ class Related:
 
 
 @dataclass(frozen=True, **_SLOTS)
+class FollowOn:
+    """A fix that `--fix` also makes once another fix is applied: a seeding call gives the
+    program determinism intent, and its determinism flags are then fixed too."""
+
+    code: str
+    name: str
+    safety: str
+    description: str
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, **_SLOTS)
 class Fix:
     """A fix described as data: edit operations (see `repro_lint.core.edits`) and its safety."""
 
     description: str
     safety: str  # "safe" or "unsafe"
     edits: tuple = ()
+    # the RNG sources the fix seeds: a program it seeds shows determinism intent afterwards
+    seeds: tuple = ()
+    # what --fix also fixes in the program once this fix is applied (`FollowOn`)
+    follow_ons: tuple = ()
 
 
 @dataclass(**_SLOTS)
@@ -81,6 +98,10 @@ class Finding:
                 "available": self.fixable,
                 "safety": self.fix.safety,
                 "description": self.fix.description,
+                "follow_ons": [
+                    {"code": o.code, "safety": o.safety, "description": o.description, "path": o.path, "line": o.line}
+                    for o in self.fix.follow_ons
+                ],
             },
             "related": [
                 {

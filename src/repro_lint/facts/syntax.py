@@ -167,3 +167,18 @@ def argparse_dest(node: ast.Call) -> Optional[str]:
     if opts:
         return opts[0].lstrip("-").replace("-", "_") or None
     return None
+
+
+def negated(condition: str) -> str:
+    """The source of the negation of a condition, as a person writes it (`args.seed is None`
+    for `args.seed is not None`, `not args.deterministic`, `not (a and b)`)."""
+    text = condition.strip()
+    simple = " and " not in text and " or " not in text
+    for a, b in ((" is not None", " is None"), (" is None", " is not None")):
+        if text.endswith(a) and simple:
+            return text[: -len(a)] + b
+    if text.startswith("not ") and simple:
+        return text[4:]
+    if text.replace(".", "").replace("_", "").isalnum():
+        return f"not {text}"
+    return f"not ({text})"

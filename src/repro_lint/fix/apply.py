@@ -30,6 +30,8 @@ from repro_lint.fix.style import Style
 SEED_NAME = "SEED"
 _PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
 _ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
+# an expression that binds tighter than `+`: a name, attribute, call or subscript (no spaces)
+_OPERAND = re.compile(r"[\w.]+(\([^()\s]*\)|\[[^\[\]\s]*\])*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
 
 
@@ -150,7 +152,14 @@ class Planner:
     def _seed(self, spec: Optional[SeedSpec], ctx: Context) -> str:
         spec = spec or SeedSpec(None, self.default_seed)
         seed = self._seed_expression(spec)
-        return f"{seed} + {spec.offset}" if spec.offset else seed
+        if not spec.offset:
+            return seed
+        offset = spec.offset
+        if "{" in offset:  # `{mod:torch.distributed}.get_rank()`: the file's own import of it
+            offset, _ = self.expand(offset, None, ctx, local_ok=False)
+        if not _OPERAND.fullmatch(seed):
+            seed = f"({seed})"  # (`args.seed or 0` + rank would add to 0 alone)
+        return f"{seed} + {offset}"
 
     def _seed_expression(self, spec: SeedSpec) -> str:
         if spec.expr is not None:
@@ -282,6 +291,9 @@ class Planner:
             raise FixError(code, f"expression at {edit.span[0]}:{edit.span[1] + 1} not found")
         value, _ = self.expand(edit.code, spec, self._expression_context(edit.span), local_ok=False, code=code)
         new = _parse_expression(value, code)
+        st = self.layout.statement_at(edit.span)
+        if not (st is not None and _assigned_value(st.node, node)):
+            new = _parenthesised(node, new)
         self.replacements[id(node)] = new
         if _is_literal(node) and self.module.code_for_node(new) != self.module.code_for_node(node).strip("()"):
             st = self.layout.statement_at(edit.span)
@@ -690,9 +702,23 @@ def _replacement(updated: cst.BaseExpression, new: cst.BaseExpression) -> cst.Ba
     lpar = getattr(updated, "lpar", ())
     if lpar:
         return new.with_changes(lpar=updated.lpar, rpar=updated.rpar)  # type: ignore[attr-defined]
-    if isinstance(updated, _ATOMIC) and not isinstance(new, _ATOMIC):
+    return new
+
+
+def _parenthesised(old: cst.CSTNode, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` in parentheses where it takes the place of an atom inside a larger expression
+    (an operand, a receiver): what the atom bound tightly, the new expression might not."""
+    if isinstance(old, _ATOMIC) and not isinstance(new, _ATOMIC) and not getattr(old, "lpar", ()):
         return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return new
+
+
+def _assigned_value(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is the whole value of an assignment statement (`x = <node>`): any
+    expression stands there without parentheses."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    return any(isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is node for small in stmt.body)
 
 
 _DIRECTIVE = re.compile(r"#\s*(noqa|type:|pragma|pylint:|fmt:|isort:|nosec|mypy:|pyright:|ruff:)", re.IGNORECASE)

@@ -41,6 +41,7 @@ from repro_lint.fix.source import SourceError, SourceFile
 from repro_lint.fix.style import style_for
 from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.facts.model import ModuleInfo
+from repro_lint.facts.families.frameworks import BY_NAME
 
 Selector = Callable[[Report], list]
 # How re-checks are done: `check_facts` over a fresh index by default; a language server
@@ -52,6 +53,10 @@ CheckFacts = Callable[..., tuple]
 class FixOutcome:
     fixed: int = 0
     diff: str = ""
+    # every finding whose fix was applied and is gone, in the order applied: those of the
+    # check first, then the follow-ons (findings the earlier fixes revealed, `follow_on`)
+    applied: list = field(default_factory=list)
+    follow_on: set = field(default_factory=set)  # ids of the follow-ons in `applied`
     errors: list = field(default_factory=list)  # one line each; the CLI exits 2 on any
     changed_paths: list = field(default_factory=list)
     texts: dict = field(default_factory=dict)  # display path -> the fixed file's bytes
@@ -90,12 +95,17 @@ def _codes(findings) -> list:
     return sorted({f.code for f in findings})
 
 
-def _count_fixed(todo: list, before: list, after: list) -> int:
-    """How many of the findings whose fixes were applied are gone afterwards."""
-    b = Counter(finding_key(f) for f in before)
-    a = Counter(finding_key(f) for f in after)
-    t = Counter(finding_key(f) for f in todo)
-    return sum(min(n, max(0, b[k] - a[k])) for k, n in t.items())
+def _gone(todo: list, before: list, after: list) -> list:
+    """The findings whose fixes were applied (`todo`) that are gone afterwards."""
+    left = Counter(finding_key(f) for f in before)
+    left.subtract(Counter(finding_key(f) for f in after))
+    out = []
+    for f in todo:
+        k = finding_key(f)
+        if left[k] > 0:
+            left[k] -= 1
+            out.append(f)
+    return out
 
 
 @dataclass(eq=False)
@@ -112,7 +122,7 @@ class _File:
     info: Optional[ModuleInfo] = None
     findings: list = field(default_factory=list)  # selected findings of `text`
     errors: list = field(default_factory=list)
-    fixed: int = 0
+    applied: list = field(default_factory=list)  # findings whose fixes were applied and are gone
     codes: set = field(default_factory=set)  # rules whose fixes were applied
     failure: Optional[_Failed] = None
     start: list = field(default_factory=list)  # the findings it started with
@@ -202,6 +212,10 @@ class _Engine:
         entries: set = set()
         for key in keys:
             entries |= self.reaching.get(infos[key].module, set())
+        # programs that build what they run by name bear on where other programs' fixes may
+        # go (`analysis.by_name.bypassing_entry`): they are built too
+        for module in self._by_name_modules():
+            entries |= self.reaching.get(module, set())
         found, errors = self.check_facts(facts, keys, self.cfg, self.root, entries=entries)
         shown = {infos[k].path: infos[k] for k in keys}
         selected = self.selector(Report(root=self.root, findings=found, infos=shown))
@@ -213,6 +227,12 @@ class _Engine:
             info = infos[key]
             out[name] = (info, by_path.get(info.path, []), [e for e in errors if e.startswith(f"{info.path}: ")])
         return out
+
+    def _by_name_modules(self) -> set:
+        hit = self.__dict__.get("_by_name")
+        if hit is None:
+            hit = self.__dict__["_by_name"] = {info.module for info in self.facts.values() if info.summary(BY_NAME)}
+        return hit
 
     # -- rounds ----------------------------------------------------------------------------
     def apply(self, f: _File, text: str, findings: list) -> str:
@@ -279,7 +299,7 @@ class _Engine:
                     f.text = old[f.display]
                     self._fail(f, _Failed(_codes(todo), f"the fixed file cannot be analysed: {info.error[1]}"), todo)
                     continue
-                f.fixed += _count_fixed(todo, f.findings, after)
+                f.applied += _gone(todo, f.findings, after)
                 f.codes.update(x.code for x in todo)
                 f.info, f.findings, f.errors, f.todo = info, after, errors, after
             for f in watched:
@@ -515,12 +535,22 @@ def apply_fixes(
             except (NotWritten, OSError, SourceError) as exc:
                 outcome.errors.append(f"{f.display}: fix not written: {exc}")
                 continue
-        outcome.fixed += f.fixed
+        outcome.applied += f.applied
         outcome.diff += f.src.diff(f.display, f.text)
         outcome.changed_paths.append(f.display)
         outcome.texts[f.display] = f.src.encode(f.text)
     if elsewhere and outcome.changed_paths:
-        outcome.fixed += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
+        outcome.applied += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
+    # a follow-on: a finding the check did not report, which an earlier round's fixes revealed
+    # (a seeding call gives the program determinism intent; then its flags are fixed too)
+    reported = Counter((f.location.path, finding_key(f)) for f in findings)
+    for f in outcome.applied:
+        k = (f.location.path, finding_key(f))
+        if reported[k] > 0:
+            reported[k] -= 1
+        else:
+            outcome.follow_on.add(id(f))
+    outcome.fixed = len(outcome.applied)
     return outcome
 
 
@@ -555,7 +585,7 @@ def _parts(f: Finding) -> list:
     return [(path, dataclasses.replace(f, fix=dataclasses.replace(f.fix, edits=tuple(edits) + seeds))) for path, edits in groups.items()]
 
 
-def _fixed_elsewhere(engine: "_Engine", files: list, findings: list, changed: list) -> int:
+def _fixed_elsewhere(engine: "_Engine", files: list, findings: list, changed: list) -> list:
     """How many findings whose fixes edited other files are gone, checked in their own files
     against the fixed texts."""
     known = {f.display: f for f in files}
@@ -570,11 +600,12 @@ def _fixed_elsewhere(engine: "_Engine", files: list, findings: list, changed: li
             continue
         origins.append(_File(display, str(Path(display).resolve()), src, [], text=src.text))
     if not origins:
-        return 0
+        return []
     results = engine.check([*files, *(o for o in origins if o.display not in known)], origins)
-    fixed = 0
+    fixed = []
     for f in findings:
         if f.location.path in results and all(p in changed for p, _ in _parts(f) if p != f.location.path):
             after = {finding_key(x) for x in results[f.location.path][1]}
-            fixed += finding_key(f) not in after
+            if finding_key(f) not in after:
+                fixed.append(f)
     return fixed

@@ -29,6 +29,16 @@ class Program:
         self._draws: Optional[dict] = None
         # framework hooks the program reaches because a framework runs them (`trainer.fit`)
         self.hook_starts: tuple[ScopeRef, ...] = ()
+        # sources taken as seeded although the program does not seed them (`seeded_by`)
+        self.assumed_seeds: frozenset = frozenset()
+
+    def seeded_by(self, sources) -> "Program":
+        """The same program as it stands once a fix seeds `sources`: it shows the intent that
+        seeding gives (what the determinism rules then find is what --fix fixes next)."""
+        copy = Program(self.index, self.entry, self.scopes)
+        copy._event_ids, copy.hook_starts = self._event_ids, self.hook_starts
+        copy.assumed_seeds = self.assumed_seeds | frozenset(sources)
+        return copy
 
     @functools.cached_property
     def scope_set(self) -> set[ScopeRef]:
@@ -99,6 +109,8 @@ class Program:
         """Seeds something (of `sources`, if given) or sets a determinism flag towards
         determinism. (A framework that seeds from its own default seed shows no intent; the
         user's seed given to it does.)"""
+        if self.assumed_seeds and (sources is None or self.assumed_seeds & set(sources)):
+            return True
         if any(
             ev.data.get("intent", True) for src, occs in self.seeds().items() if sources is None or src in sources for _, _, ev in occs
         ):

@@ -43,6 +43,9 @@ def finding_dict(f: Finding, locator: Locator) -> dict:
 
 
 def summary(findings: list[Finding]) -> dict:
+    from repro_lint.output.text import follow_on_counts
+
+    safe, unsafe = follow_on_counts(findings)
     by_code: dict[str, int] = {}
     for f in findings:
         by_code[f.code] = by_code.get(f.code, 0) + 1
@@ -51,4 +54,6 @@ def summary(findings: list[Finding]) -> dict:
         "by_code": dict(sorted(by_code.items())),
         "fixable_safe": sum(1 for f in findings if f.fixable and f.fix.safety == "safe"),  # type: ignore[union-attr]
         "fixable_unsafe": sum(1 for f in findings if f.fixable and f.fix.safety == "unsafe"),  # type: ignore[union-attr]
+        "follow_ons_safe": sum(safe.values()),
+        "follow_ons_unsafe": sum(unsafe.values()),
     }

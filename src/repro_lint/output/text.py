@@ -97,28 +97,68 @@ def render_chunks(findings: Iterable[Finding], color: bool = False, show_source:
         if f.fix is not None and f.fixable:
             how = "--fix" if f.fix.safety == "safe" else "--unsafe-fixes"
             add(paint("fix", _plain(f"     = fix ({f.fix.safety}, {how}): {f.fix.description}")) + "\n")
+            for o in f.fix.follow_ons:
+                how = "--fix" if o.safety == "safe" and f.fix.safety == "safe" else "--unsafe-fixes"
+                where = f" in {o.path}" if o.path != f.location.path else ""
+                add(paint("fix", _plain(f"     = then ({how}): {o.code}{where}: {o.description}")) + "\n")
         add("\n")
         yield "".join(out)
 
 
-def summary_line(findings: list[Finding], fixed: int = 0) -> str:
+def summary_line(findings: list[Finding], fixed: int = 0, follow_ons_fixed: int = 0) -> str:
+    """"Found N findings (...). S fixable with --fix, then F follow-on fixes (...). U more
+    fixable with --unsafe-fixes." — follow-ons (fixes that earlier fixes reveal,
+    `Fix.follow_ons`) are counted apart, so that the counts agree with what --fix reports."""
+    note = f" ({follow_ons_fixed} follow-on)" if follow_ons_fixed else ""
     if not findings:
-        return "All checks passed." if not fixed else f"Fixed {fixed} finding{'s' if fixed != 1 else ''}, none remain."
+        return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}{note}, none remain." if fixed else "All checks passed."
     by_code: dict[str, int] = {}
     for f in findings:
         by_code[f.code] = by_code.get(f.code, 0) + 1
     counts = ", ".join(f"{c}: {n}" for c, n in sorted(by_code.items()))
     safe = sum(1 for f in findings if f.fixable and f.fix.safety == "safe")  # type: ignore[union-attr]
     unsafe = sum(1 for f in findings if f.fixable and f.fix.safety == "unsafe")  # type: ignore[union-attr]
+    with_fix, with_unsafe = follow_on_counts(findings)
     n = len(findings)
     out = f"Found {n} finding{'s' if n != 1 else ''} ({counts})."
     if safe:
-        out += f" {safe} fixable with --fix."
+        out += f" {safe} fixable with --fix{_then(with_fix)}."
     if unsafe:
-        out += f" {unsafe} more fixable with --unsafe-fixes."
+        out += f" {unsafe} more fixable with --unsafe-fixes{_then(with_unsafe)}."
+    elif with_unsafe:
+        k = sum(with_unsafe.values())
+        out += f" With --unsafe-fixes, {k} more follow-on fix{'es' if k != 1 else ''} ({_codes(with_unsafe)})."
     if fixed:
-        out = f"Fixed {fixed}; " + out[0].lower() + out[1:]
+        out = f"Fixed {fixed}{note}; " + out[0].lower() + out[1:]
     return out
+
+
+def _codes(counts: dict) -> str:
+    return ", ".join(f"{c}: {k}" for c, k in sorted(counts.items()))
+
+
+def _then(counts: dict) -> str:
+    n = sum(counts.values())
+    return f", then {n} follow-on fix{'es' if n != 1 else ''} ({_codes(counts)})" if n else ""
+
+
+def follow_on_counts(findings: list[Finding]) -> tuple[dict, dict]:
+    """The follow-on fixes the fixes of `findings` reveal, by code: (those --fix makes, those
+    it makes only with --unsafe-fixes). One fix revealed by several programs counts once."""
+    safe: dict = {}
+    unsafe: dict = {}
+    seen = set()
+    for f in findings:
+        if not f.fixable:
+            continue
+        for o in f.fix.follow_ons:  # type: ignore[union-attr]
+            key = (o.code, o.path, o.line, o.description)
+            if key in seen:
+                continue
+            seen.add(key)
+            table = safe if f.fix.safety == "safe" and o.safety == "safe" else unsafe  # type: ignore[union-attr]
+            table[o.code] = table.get(o.code, 0) + 1
+    return safe, unsafe
 
 
 def statistics(findings: list[Finding], unsafe: bool = False) -> str:

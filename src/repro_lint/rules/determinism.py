@@ -16,6 +16,7 @@ from repro_lint.core.findings import Finding, Fix, Related
 from repro_lint.core.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.index.program import Program
 from repro_lint.facts.model import Event, ModuleInfo
+from repro_lint.facts.syntax import negated
 from repro_lint.analysis.context import Context, location, program_cache, sentences, unfixed
 from repro_lint.analysis.messages import import_bringing
 from repro_lint.rules.registry import rule
@@ -30,7 +31,7 @@ from repro_lint.analysis.determinism_state import (
     shows_intent,
     state_of,
 )
-from repro_lint.analysis import flag_placement
+from repro_lint.analysis import by_name, flag_placement
 from repro_lint.analysis import placement
 from repro_lint.facts.families.determinism import flags
 from repro_lint.analysis.torch_target import admits_before, program_target
@@ -172,7 +173,7 @@ def _reaches_raising(raising: list) -> str:
     return f"the program reaches {names}{more}, which raise under deterministic algorithms on CUDA"
 
 
-@rule("RPL401", per="program")
+@rule("RPL401", per="program", follows="intent")
 def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     # (the cuDNN flags govern convolutions and recurrent layers: nothing else the program runs)
@@ -198,7 +199,7 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
             if CUDNN_BENCHMARK not in st.covered and CUDNN_BENCHMARK not in st.wrong:
                 code.append(flags()["flags"][CUDNN_BENCHMARK]["code"])
             edit = place.insert("\n".join(code) + "\n", key=KEY_CUDNN, order=ORDER_CUDNN)
-            fix = Fix(_flags_description("set the cuDNN determinism flags", place), "safe", (edit,))
+            fix = _checked(Fix(_flags_description("set the cuDNN determinism flags", place), "safe", (edit,)), place)
     note = ""
     if st.algorithms_mode() != "off":
         note = (
@@ -217,9 +218,17 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     yield ctx.finding("RPL401", info, at, message, related, fix=fix, help=help)
 
 
+def _checked(fix: Fix, place: placement.Place) -> Fix:
+    """`fix` made unsafe, saying what to check, where its place depends on what the index
+    cannot see (spec, "Fixes" 9)."""
+    if not place.caveat:
+        return fix
+    return Fix(f"{fix.description}; check: {place.caveat}", "unsafe", fix.edits)
+
+
 def _flags_description(what: str, place: placement.Place) -> str:
     if place.where == "body-start" and place.function:
-        where = f"at the start of `{place.function}`, in the process that trains"
+        where = f"at the start of `{place.function}`, in the processes that run it"
         if place.guard:
             where += f", under `if {place.guard}:`"
         return f"{what} {where}"
@@ -227,7 +236,7 @@ def _flags_description(what: str, place: placement.Place) -> str:
 
 
 # -- RPL402 ---------------------------------------------------------------------------------
-@rule("RPL402", per="program")
+@rule("RPL402", per="program", follows="intent")
 def cudnn_benchmark_enabled(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not (st.intent and program.uses_cudnn()):
@@ -267,19 +276,6 @@ def _benchmark_value(ctx: Context, program: Program, ev: Event, description: str
     return value, f"{description} where the program's switch `{guard[0]}` asks for determinism (`{value}`)"
 
 
-def negated(condition: str) -> str:
-    """The source of the negation of a condition, as a person writes it."""
-    text = condition.strip()
-    for a, b in ((" is not None", " is None"), (" is None", " is not None")):
-        if text.endswith(a) and " and " not in text and " or " not in text:
-            return text[: -len(a)] + b
-    if text.startswith("not ") and " and " not in text and " or " not in text:
-        return text[4:]
-    if text.replace(".", "").replace("_", "").isalnum():
-        return f"not {text}"
-    return f"not ({text})"
-
-
 # -- RPL403 ---------------------------------------------------------------------------------
 def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
     """Turn a literal `use_deterministic_algorithms(False)` (or debug mode 0) on."""
@@ -299,7 +295,7 @@ def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
     return Fix("turn deterministic algorithms on", "safe" if safe else "unsafe", tuple(edits))
 
 
-@rule("RPL403", per="program")
+@rule("RPL403", per="program", follows="intent")
 def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not (st.intent and st.uses_torch):
@@ -376,7 +372,9 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     configuration asks for it or the program reaches operations that would raise. Why there
     is none when the targeted torch lacks what it would insert."""
     raising = raising_ops(program)
-    warn = _warn_only(ctx) or bool(raising)
+    # what classes built by name run is not seen: an operation there may raise
+    unseen = by_name.built_by_name_words(ctx, program)
+    warn = _warn_only(ctx) or bool(raising) or bool(unseen)
     missing = _algorithms_missing(ctx, program, warn, raising)
     if missing:
         return missing
@@ -390,7 +388,12 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
             edits += (cublas_edit(env),)
     what = "turn deterministic algorithms on" + (f" with the program's switch `{mode}`" if place.switch else "")
     description = _flags_description(what, place).replace("after the torch seed", "after the cuDNN flags") + _raising_words(raising)
-    return Fix(description, "safe" if warn else "unsafe", edits)
+    if unseen and not raising:
+        return Fix(
+            f"{description}, with `warn_only=True`; check: what the program builds by name ({unseen}) is not seen here, "
+            "and an operation without a deterministic implementation there would raise without it", "unsafe", edits,
+        )
+    return _checked(Fix(description, "safe" if warn else "unsafe", edits), place)
 
 
 # -- RPL404 ---------------------------------------------------------------------------------
@@ -400,7 +403,7 @@ def _target_words(target: Target) -> str:
     return f"targeted: {target.where}"
 
 
-@rule("RPL404", per="program")
+@rule("RPL404", per="program", follows="intent")
 def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     cublas = flags()["cublas"]

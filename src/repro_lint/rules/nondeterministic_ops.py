@@ -74,7 +74,7 @@ def _position(fn, param: str) -> Optional[int]:
     return index
 
 
-@rule("RPL405", per="program")
+@rule("RPL405", per="program", follows="intent")
 def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not st.intent:

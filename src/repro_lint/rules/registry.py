@@ -23,19 +23,24 @@ class RuleSpec:
     """A registered rule. `per` says what one call checks, so a failure stays contained:
     "module" rules are called with (ctx, module info), "program" rules with (ctx, program).
     `apart`: with --jobs above 1, the rule runs in the forked copy of the check that runs
-    beside the main process (the rules marked so are about half of the rules' work)."""
+    beside the main process (the rules marked so are about half of the rules' work).
+    `follows`: "intent" for a program rule that looks only at programs showing determinism
+    intent: a fix that seeds a program without intent makes the rule look at it, and what it
+    then finds and fixes is announced as that fix's follow-ons (spec "Fixes" 13)."""
 
     code: str
     per: str
     check: Callable
     apart: bool = False
+    follows: str = ""
 
 
-def rule(code: str, per: str = "program", apart: bool = False):
+def rule(code: str, per: str = "program", apart: bool = False, follows: str = ""):
     assert per in ("module", "program")
+    assert follows in ("", "intent") and (not follows or per == "program")
 
     def register(fn):
-        RULES[code] = RuleSpec(code, per, fn, apart)
+        RULES[code] = RuleSpec(code, per, fn, apart, follows)
         return fn
 
     return register

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import weakref
 from typing import Iterable, Optional
 
@@ -38,16 +40,21 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
     spec = place.seed or SeedSpec(None, str(ctx.settings.get("seed", 0)))
     seed = f"`{spec.expr}`" if spec.expr else f"a new constant `SEED = {spec.value}`"
     if spec.offset:
-        # (each rank draws its own samples and augmentations; DDP broadcasts rank 0's weights)
-        seed += f" plus `{spec.offset}`, so that each rank draws its own stream"
+        # each rank draws its own samples and augmentations (DDP broadcasts rank 0's weights)
+        offset = re.sub(r"\{mod:([\w.]+)\}", r"\1", spec.offset)
+        seed += f" plus `{offset}` (each rank draws its own samples; DDP still broadcasts rank 0's weights)"
     if place.beside_seed:
         where = "next to the program's seeding call"
     elif place.where == "body-start" and place.function and place.module:
         where = f"at the start of `{place.function}`, in the processes that run it"
+    elif spec.offset and place.where == "after":
+        where = "once the process is one of the ranks"
     else:
         where = "where the program starts"
     edit = place.insert(code, key=f"seed:{source}", order=order)
-    return Fix(f"seed {source} with {seed} {where}", "safe", (edit, spec)), ""
+    if place.caveat:  # the index cannot see all the place depends on (spec, "Fixes" 9)
+        return Fix(f"seed {source} with {seed} {where}; check: {place.caveat}", "unsafe", (edit, spec), seeds=(source,)), ""
+    return Fix(f"seed {source} with {seed} {where}", "safe", (edit, spec), seeds=(source,)), ""
 
 
 def _framework_seed_fix(ctx: Context, program: Program, source: str) -> Optional[Fix]:

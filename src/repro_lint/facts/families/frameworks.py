@@ -24,6 +24,8 @@ from repro_lint.facts.syntax import NOT_LITERAL, get_arg, literal
 
 # ModuleInfo.extra key (and summary): the module calls a config factory (`hydra.utils.instantiate`)
 FACTORY = "config_factory"
+# ModuleInfo.extra key (and summary): the module builds something by name ("byname" events)
+BY_NAME = "builds_by_name"
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,6 +84,26 @@ def _factory_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) 
         ex.info.extra[FACTORY] = True
 
 
+@functools.lru_cache(maxsize=1)
+def _by_name() -> tuple[frozenset, frozenset]:
+    data = catalog.load("frameworks")["by-name"]
+    return frozenset(data["calls"]), frozenset(data["names"])
+
+
+def _by_name_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    """A call that builds what a string names ("byname" events), unless the string is a
+    literal written there (`get_class("pkg.Model")`: the index could read it)."""
+    calls, names = _by_name()
+    func = node.func
+    last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    if qual not in calls and last not in names:
+        return
+    if node.args and isinstance(node.args[0], ast.Constant) and not node.keywords:
+        return
+    ex.add("byname", node, api=qual or last)
+    ex.info.extra[BY_NAME] = True
+
+
 def _keyword_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
     entries = keyword_switches().get(qual) if qual is not None else None
     if not entries:
@@ -127,9 +149,18 @@ def _switch_names() -> frozenset:
     return frozenset(q.rpartition(".")[2] for q in keyword_switches())
 
 
+@functools.lru_cache(maxsize=1)
+def _by_name_names() -> frozenset:
+    calls, names = _by_name()
+    return frozenset(q.rpartition(".")[2] for q in calls) | names
+
+
 FAMILY = Family(
     order=20,
-    call_hooks=(_runner_call, _factory_call, _keyword_switch),
-    call_names={_runner_call: _runner_names, _factory_call: _factory_names, _keyword_switch: _switch_names},
-    summaries={FACTORY: lambda info: bool(info.extra.get(FACTORY))},
+    call_hooks=(_runner_call, _factory_call, _keyword_switch, _by_name_call),
+    call_names={
+        _runner_call: _runner_names, _factory_call: _factory_names, _keyword_switch: _switch_names,
+        _by_name_call: _by_name_names,
+    },
+    summaries={FACTORY: lambda info: bool(info.extra.get(FACTORY)), BY_NAME: lambda info: bool(info.extra.get(BY_NAME))},
 )

@@ -549,7 +549,7 @@ class CallFacts:
             if kw.arg == "training" and type(kw.value) is _Attribute and kw.value.attr == "training":  # type: ignore[attr-defined]
                 return True
         for test in self.guards:
-            if test is not None and any(type(n) is _Attribute and n.attr == "training" for n in ast.walk(test)):  # type: ignore[attr-defined]
+            if isinstance(test, ast.expr) and any(type(n) is _Attribute and n.attr == "training" for n in ast.walk(test)):  # type: ignore[attr-defined]
                 return True
         return False
 

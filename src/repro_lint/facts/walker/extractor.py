@@ -44,6 +44,7 @@ from repro_lint.facts.syntax import (
     get_arg,
     iter_calls,
     literal,
+    negated,
 )
 
 # Statements without nested bodies: only their expressions are searched for calls.
@@ -59,6 +60,17 @@ _NO_NAMES: frozenset = frozenset()
 NO_GRAD_SPANS = "no_grad_spans"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
+
+
+class _Else:
+    """The `else` branch of an `if` on the guard stack: it runs where `test` is false."""
+
+    __slots__ = ("test",)
+
+    def __init__(self, test: ast.expr) -> None:
+        self.test = test
+
+
 def _type_checking(test: ast.expr) -> int:
     """1 for the test of an `if` whose body only type checkers run: it names `TYPE_CHECKING`
     (alone, or with a lazy module's flag: `TYPE_CHECKING or DIFFUSERS_SLOW_IMPORT`)."""
@@ -335,7 +347,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self.typing_only += typing
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.typing_only -= typing
-            self.guards[-1] = None
+            # the `else` branch runs under the negated condition (`if args.seed is None: ...
+            # else: torch.manual_seed(args.seed)` seeds where `args.seed is not None`)
+            self.guards[-1] = _Else(stmt.test)  # type: ignore[attr-defined]
             self.branches[-1] = (stmt.lineno, 1, end if self._leaves(stmt.orelse) else 0)  # type: ignore[attr-defined]
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
             self.guards.pop()
@@ -403,13 +417,15 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
 
     def _guard(self) -> Optional[tuple[str, frozenset]]:
         """The condition under which the current statement runs, as (source text, names it
-        reads); None when it sits in an `else` branch (no one condition to repeat)."""
-        if None in self.guards:
-            return None
-        tests = self.guards
+        reads); in an `else` branch, the negation of its `if`'s condition."""
+        tests = [t.test if type(t) is _Else else t for t in self.guards]
         texts = [self.text_of(t) for t in tests]
+        texts = [negated(x) if type(g) is _Else else x for g, x in zip(self.guards, texts)]
         if len(texts) > 1:
-            texts = [f"({x})" if type(t) in (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda) else x for t, x in zip(tests, texts)]
+            texts = [
+                f"({x})" if type(t) in (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda) and type(g) is not _Else else x
+                for g, t, x in zip(self.guards, tests, texts)
+            ]
         names = frozenset(n.id for t in tests for n in ast.walk(t) if type(n) is _Name)  # type: ignore[attr-defined]
         return (" and ".join(texts), names)
 

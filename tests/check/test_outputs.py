@@ -51,7 +51,10 @@ def test_json_schema_is_stable(cli, bad_project):
         assert f["fix"]["available"] is True and f["fix"]["safety"] == "safe" and f["fix"]["description"]
     py = next(f for f in doc["findings"] if "Python" in f["message"])
     assert py["related"][0]["path"] == "lib.py" and py["related"][0]["start"] == {"line": 4, "column": 12}
-    assert doc["summary"] == {"total": 3, "by_code": {"RPL101": 2, "RPL102": 1}, "fixable_safe": 3, "fixable_unsafe": 0}
+    assert doc["summary"] == {
+        "total": 3, "by_code": {"RPL101": 2, "RPL102": 1}, "fixable_safe": 3, "fixable_unsafe": 0,
+        "follow_ons_safe": 0, "follow_ons_unsafe": 0,
+    }
 
 
 def _check_sarif_object(obj, cls, path="$"):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from repro_lint.core import catalog
 from repro_lint.core.bounded_read import read_text
+from repro_lint.discover.named_path import start_folder
 from repro_lint.discover.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 # the files checked: Python sources, stubs and Jupyter notebooks
@@ -20,15 +21,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pathspec
 
 
-def find_root(paths: Iterable[Path]) -> Path:
-    """The nearest folder above the first path holding `pyproject.toml`, else `.git`, else the path's folder."""
-    start = None
-    for p in paths:
-        start = p.resolve()
-        break
-    if start is None:
-        start = Path.cwd().resolve()
-    base = start if start.is_dir() else start.parent
+def find_root(paths: Iterable[Path], anchor: Optional[Path] = None) -> Path:
+    """The nearest folder above the first path holding `pyproject.toml`, else `.git`, else the
+    path's folder. Where the path is comes from where the user stands (`anchor`, default the
+    working folder) and the path as named, never from a link's target (`named_path`)."""
+    base = start_folder(next(iter(paths), None), anchor)
     for folder in [base, *base.parents]:
         if (folder / "pyproject.toml").is_file():
             return folder

@@ -1,0 +1,64 @@
+"""More of what a checked repository (or an editor's client) can carry, each played as the
+attacker would: links named on the command line, hostile ignore patterns, huge files,
+names that are CI commands, leftovers of an interrupted run. Through the CLI in a
+subprocess, or the language server over stdio."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+BAD = "import numpy as np\n\nprint(np.random.rand(3))\n"
+FIXED_LINE = "np.random.seed("
+SECRET = "root:x:0:0:hunter2-secret:/root:/bin/bash\n"
+
+
+def _notebook(code: str) -> str:
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": code.splitlines(True)}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def _contents(folder):
+    return {p.name: p.read_bytes() if p.is_file() else "folder" for p in folder.iterdir()}
+
+
+# -- 1. a link named first on the command line ---------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_link_named_first_does_not_move_the_root(cli, project, tmp_path_factory):
+    """The repository links to another project (which has its own pyproject.toml, so that a
+    root taken from the link's target would be there) and to a secret file."""
+    victim = tmp_path_factory.mktemp("victim")
+    (victim / "pyproject.toml").write_text('[project]\nname = "victim"\nversion = "0"\n')
+    (victim / "x.py").write_text(BAD)
+    (victim / "nb.ipynb").write_text(_notebook(BAD))
+    (victim / "passwd").write_text(SECRET)
+    before = _contents(victim)
+    root = project.root
+    (root / "evil.py").symlink_to(victim / "x.py")
+    (root / "evil.ipynb").symlink_to(victim / "nb.ipynb")
+    (root / "vendor").symlink_to(victim, target_is_directory=True)
+    (root / "pw.py").symlink_to(victim / "passwd")
+    runs = [
+        ["check", "--fix", "evil.py", "train.py"],
+        ["check", "--add-noqa", "evil.py", "train.py"],
+        ["check", "--fix", "evil.ipynb", "train.py"],
+        ["check", "--fix", "vendor", "train.py"],
+        ["check", "--add-noqa", "vendor/x.py"],
+        ["check", "pw.py"],
+        ["check", "--output-format", "json", "pw.py"],
+    ]
+    for args in runs:
+        project("train.py", BAD)
+        r = cli(*args, cwd=root)
+        assert "Traceback" not in r.stderr, r.stderr
+        assert _contents(victim) == before, args  # nothing written there, no cache made
+        assert "hunter2" not in r.stdout + r.stderr, args
+        assert r.returncode == 2, (args, r.stdout, r.stderr)  # the link is reported, not followed
+        if "--fix" in args:  # the project's own file is fixed
+            assert FIXED_LINE in (root / "train.py").read_text(), args
+    assert (root / ".repro_lint_cache").is_dir()  # the cache is the project's
+    r = cli("check", "pw.py", cwd=root)
+    assert r.stderr.strip().splitlines() == ["repro-lint: error: pw.py: cannot read file: it is a link to a file outside the project"]

@@ -62,3 +62,28 @@ def test_a_link_named_first_does_not_move_the_root(cli, project, tmp_path_factor
     assert (root / ".repro_lint_cache").is_dir()  # the cache is the project's
     r = cli("check", "pw.py", cwd=root)
     assert r.stderr.strip().splitlines() == ["repro-lint: error: pw.py: cannot read file: it is a link to a file outside the project"]
+
+
+# -- 2. hostile ignore patterns ----------------------------------------------------------------
+def test_hostile_ignore_patterns_are_matched_in_linear_time(cli, project):
+    """Patterns whose usual translation to a regular expression backtracks for minutes per
+    name (each `*` tried at every place) still ignore what they name; a pattern too long to
+    match cheaply is skipped with one warning naming its file and line."""
+    root = project.root
+    a40 = "a" * 40
+    project("pyproject.toml", '[project]\nname = "demo"\nversion = "0"\n\n[tool.repro-lint]\nexclude = ["' + "*a" * 12 + '*c.py"]\n')
+    long_pattern = "*a" * 600 + "*d.py"
+    project(".gitignore", "\n".join(["*a" * 12 + "*b.py", "**/a/" * 12 + "z/", long_pattern, "ignored_too.py"]) + "\n")
+    project(f"{a40}.py", BAD)  # checked: no pattern names it
+    project(f"{a40}b.py", BAD)  # ignored by the first pattern
+    project(f"{a40}c.py", BAD)  # excluded by the configuration
+    project(f"{a40}d.py", BAD)  # the skipped pattern would have named it: checked
+    project("/".join(["a"] * 12) + "/z/train.py", BAD)  # ignored, twelve folders down
+    project("ignored_too.py", BAD)  # the patterns after the skipped one still count
+    started = time.monotonic()
+    r = cli("check", "--no-cache", "--output-format", "concise", "-q", cwd=root, timeout=60)
+    assert time.monotonic() - started < 30
+    assert sorted(line.split(":")[0] for line in r.stdout.splitlines()) == [f"{a40}.py", f"{a40}d.py"], r.stdout
+    shown = repr(long_pattern[:40] + "...")
+    assert r.stderr.splitlines() == [f"repro-lint: warning: .gitignore:3: pattern skipped (longer than 1,000 characters): {shown}"]
+    assert r.returncode == 1

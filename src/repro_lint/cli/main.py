@@ -192,6 +192,8 @@ def run_check_command(argv: list[str]) -> int:
     except PathError as exc:
         print(f"repro-lint: error: {exc}", file=sys.stderr)
         return 2
+    for line in report.warnings:  # (once: a check again after fixes finds the same)
+        print(f"repro-lint: warning: {line}", file=sys.stderr)
     findings = selected(report)
     locator = Locator({_shown(p): data for p, data in overrides.items()})
     if report.files_checked == 0 and not report.errors:

@@ -7,19 +7,16 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from repro_lint.core import catalog
 from repro_lint.core.bounded_read import read_text
+from repro_lint.discover.ignore_rules import IgnoreRules
 from repro_lint.discover.named_path import start_folder
 from repro_lint.discover.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 # the files checked: Python sources, stubs and Jupyter notebooks
 SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pathspec
-
 
 def find_root(paths: Iterable[Path], anchor: Optional[Path] = None) -> Path:
     """The nearest folder above the first path holding `pyproject.toml`, else `.git`, else the
@@ -112,22 +109,16 @@ class FolderResolver:
         return hit
 
 
-def _patterns(lines: list[str]) -> "pathspec.PathSpec":
-    # imported when a project has patterns to match (excludes, a .gitignore): the import
-    # takes a tenth of a second's start-up for the others
-    import pathspec
-
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
-
-
 class Discovery:
     """Finds Python files under given paths, honouring .gitignore and excludes."""
 
     def __init__(self, root: Path, exclude: list[str]) -> None:
         self.root = root
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
-        self.exclude = _patterns(exclude) if exclude else None
-        self._gitignores: dict[str, Optional["pathspec.PathSpec"]] = {}
+        # patterns skipped (too long, too many), one warning line each
+        self.warnings: list[str] = []
+        self.exclude = self._rules(exclude, "exclude") if exclude else None
+        self._gitignores: dict[str, Optional[IgnoreRules]] = {}
         self.resolve = FolderResolver()
         # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
         self.side_files: list[str] = []
@@ -136,7 +127,12 @@ class Discovery:
         """Whether the configuration's `exclude` patterns match `rel` (relative to the root, with "/")."""
         return self.exclude is not None and self.exclude.match_file(rel)
 
-    def _gitignore(self, rel_folder: str) -> Optional["pathspec.PathSpec"]:
+    def _rules(self, lines: list[str], source: str) -> IgnoreRules:
+        rules = IgnoreRules.parse(lines, source)
+        self.warnings.extend(rules.skipped)
+        return rules
+
+    def _gitignore(self, rel_folder: str) -> Optional[IgnoreRules]:
         """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
         try:
             return self._gitignores[rel_folder]
@@ -146,8 +142,8 @@ class Discovery:
         gi = self.root / rel_folder / ".gitignore"
         if gi.is_file():
             try:
-                spec = _patterns(read_text(gi).splitlines())
-            except (OSError, ValueError):
+                spec = self._rules(read_text(gi).splitlines(), f"{rel_folder}/.gitignore" if rel_folder else ".gitignore")
+            except OSError:
                 spec = None
         self._gitignores[rel_folder] = spec
         return spec

@@ -87,3 +87,54 @@ def test_hostile_ignore_patterns_are_matched_in_linear_time(cli, project):
     shown = repr(long_pattern[:40] + "...")
     assert r.stderr.splitlines() == [f"repro-lint: warning: .gitignore:3: pattern skipped (longer than 1,000 characters): {shown}"]
     assert r.returncode == 1
+
+
+# -- 3. memory on large valid files ------------------------------------------------------------
+_PEAK = """\
+import gc, resource, runpy, sys, threading
+what = sys.argv[1]
+if what == "parse":  # what the syntax tree alone costs, parsed where it can be this deep
+    import ast
+    gc.disable()  # (as the check does)
+    sys.setrecursionlimit(60_000)
+    threading.stack_size(256 * 1024 * 1024)
+    trees = []
+    worker = threading.Thread(target=lambda: trees.append(ast.parse(open(sys.argv[2], "rb").read())))
+    worker.start()
+    worker.join()
+    assert trees
+else:
+    sys.argv = ["repro-lint", *sys.argv[2:]]
+    try:
+        runpy.run_module("repro_lint", run_name="__main__")
+    except SystemExit:
+        pass
+sys.stdout.flush()
+print("peak-kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+"""
+
+
+def _peak_kb(cwd, *args):
+    from conftest import SRC
+
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    r = subprocess.run([sys.executable, "-c", _PEAK, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    peak = [line for line in r.stderr.splitlines() if line.startswith("peak-kb ")]
+    assert peak, r.stderr
+    return int(peak[-1].split()[1]), r
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it (kB)")
+def test_a_large_file_of_long_sums_costs_about_what_its_syntax_tree_costs(project):
+    """6 MB of sums of 2,990 terms, each deeper than the recursion limit lets `ast` go in the
+    main thread: the tree is made once, in the deep thread, not first here and then again."""
+    line = " + ".join(["1"] * 2990)
+    count = 6 * 1024 * 1024 // len(line) + 1
+    text = "import numpy as np\n\n" + "".join(f"total{i} = {line}\n" for i in range(count)) + "print(np.random.rand(total0))\n"
+    path = project("sums.py", text)
+    parse_kb, _ = _peak_kb(project.root, "parse", str(path))
+    check_kb, r = _peak_kb(project.root, "check", "--no-cache", "--output-format", "concise", "-q", "sums.py")
+    assert "Traceback" not in r.stderr, r.stderr
+    assert f"sums.py:{count + 3}:7: RPL101" in r.stdout, r.stdout  # analysed, not RPL001
+    # the tree, and the interpreter with the checker's own modules: not a second tree
+    assert check_kb < parse_kb * 1.1 + 48 * 1024, (check_kb, parse_kb)

@@ -138,3 +138,39 @@ def test_a_large_file_of_long_sums_costs_about_what_its_syntax_tree_costs(projec
     assert f"sums.py:{count + 3}:7: RPL101" in r.stdout, r.stdout  # analysed, not RPL001
     # the tree, and the interpreter with the checker's own modules: not a second tree
     assert check_kb < parse_kb * 1.1 + 48 * 1024, (check_kb, parse_kb)
+
+
+# -- 6. workflow commands in file names --------------------------------------------------------
+def _commands(lines):
+    """The lines GitHub Actions' runner would run as workflow commands: `::name ...::` at the
+    start after white space, or the older `##[name]` anywhere (`ActionCommand.TryParseV2`,
+    `TryParse`); it reads a line up to CR or LF."""
+    out = []
+    for line in lines:
+        if line.lstrip().startswith("::") and "::" in line.lstrip()[2:] or "##[" in line:
+            out.append(line)
+    return out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="names with `:`, newlines and escape characters")
+def test_file_names_and_lines_are_no_workflow_commands(cli, project):
+    root = project.root
+    draws = "import numpy as np\n\nprint(np.random.rand(3))  # ##[set-output name=deploy]yes\n"
+    names = ["::add-mask::secret.py", " ::add-mask::spaced.py", "a\n::error::newline.py", "c\r::add-mask::cr.py", "e\x1b]0;x\x07.py"]
+    for name in names:
+        project(name, draws)
+    (root / "m\n::add-mask::missing.py").symlink_to(root / "nowhere")  # an error line names it
+    env = {"GITHUB_ACTIONS": "true"}
+    for fmt in ("text", "concise"):
+        r = cli("check", "--no-cache", "--output-format", fmt, cwd=root, env=env)
+        assert r.stdout.count(":3:7: RPL101") == len(names), r.stdout
+        lines = (r.stdout + r.stderr).replace("\r", "\n").split("\n")
+        assert _commands(lines) == [], fmt
+        assert not any(c in r.stdout + r.stderr for c in "\x1b\x07"), fmt
+    assert "./::add-mask::secret.py:3:7: RPL101" in r.stdout  # the same file, named so that no log runs it
+    r = cli("check", "--no-cache", "--output-format", "github", cwd=root, env=env)
+    annotations = r.stdout.splitlines()
+    assert len(annotations) == len(names) and all(a.startswith("::warning file=") for a in annotations), r.stdout
+    assert not [a for a in annotations if any(ord(c) < 0x20 or ord(c) == 0x7F for c in a)], annotations
+    assert "file=e%1B]0;x%07.py," in r.stdout and "file=a%0A%3A%3Aerror%3A%3Anewline.py," in r.stdout
+    assert _commands(r.stderr.replace("\r", "\n").split("\n")) == []

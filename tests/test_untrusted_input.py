@@ -174,3 +174,48 @@ def test_file_names_and_lines_are_no_workflow_commands(cli, project):
     assert not [a for a in annotations if any(ord(c) < 0x20 or ord(c) == 0x7F for c in a)], annotations
     assert "file=e%1B]0;x%07.py," in r.stdout and "file=a%0A%3A%3Aerror%3A%3Anewline.py," in r.stdout
     assert _commands(r.stderr.replace("\r", "\n").split("\n")) == []
+
+
+# -- 8. leftovers of an interrupted --fix ---------------------------------------------------
+@pytest.mark.skipif(sys.platform == "win32", reason="file locks as POSIX has them")
+def test_a_later_fix_removes_what_a_killed_fix_left(cli, project, tmp_path_factory):
+    """What SIGKILL during a write leaves (documented): `.NAME.XXXXXXXX.repro-lint.tmp` with
+    part of the fixed text. The next `--fix` removes it, but not one that a run still writing
+    holds, nor anything else."""
+    root = project.root
+    project("train.py", BAD)
+    project("pkg/model.py", BAD)
+    an_hour_ago = time.time() - 3600
+    stale = [root / ".train.py.k3j4h5g6.repro-lint.tmp", root / "pkg" / ".model.py.a_b8c9d0.repro-lint.tmp"]
+    for path in stale:
+        path.write_text(BAD[:12])
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    busy = root / ".utils.py.zz99yy88.repro-lint.tmp"  # a run that is writing it now
+    busy.write_text(BAD[:12])
+    os.utime(busy, (an_hour_ago, an_hour_ago))
+    outside = tmp_path_factory.mktemp("outside") / "keep.txt"
+    outside.write_text("keep\n")
+    link = root / ".link.py.qqqqqqqq.repro-lint.tmp"
+    link.symlink_to(outside)
+    others = [project("notes.tmp", "mine\n"), project(".train.py.repro-lint.tmp", "not a name the writer makes\n")]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(120)\n", str(busy)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = cli("check", "--fix", "--output-format", "concise", cwd=root)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+        assert FIXED_LINE in (root / "train.py").read_text()
+        assert [p for p in stale if p.exists()] == []
+        assert busy.exists() and link.is_symlink() and outside.read_text() == "keep\n"
+        assert all(p.exists() for p in others)
+    finally:
+        holder.kill()
+        holder.wait()
+    # once its writer is gone, the next run that writes removes it too
+    project("train.py", BAD)
+    r = cli("check", "--add-noqa", cwd=root)
+    assert r.returncode == 0, r.stderr
+    assert not busy.exists()

@@ -194,6 +194,10 @@ def run_check_command(argv: list[str]) -> int:
         return 2
     for line in report.warnings:  # (once: a check again after fixes finds the same)
         _say("warning", line)
+    if args.add_noqa or (args.fix and not args.diff and not stdin):
+        from repro_lint.core.leftovers import remove_stale
+
+        remove_stale(sorted(set(report.leftovers)))  # what a --fix killed while writing left
     findings = selected(report)
     locator = Locator({_shown(p): data for p, data in overrides.items()})
     if report.files_checked == 0 and not report.errors:

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Optional
 
 from repro_lint.core import catalog
 from repro_lint.core.bounded_read import read_text
+from repro_lint.core.leftovers import SUFFIX as LEFTOVER_SUFFIX, is_leftover_name
 from repro_lint.discover.ignore_rules import IgnoreRules
 from repro_lint.discover.named_path import start_folder
 from repro_lint.discover.notebook import SUFFIX as NOTEBOOK_SUFFIX
@@ -122,6 +123,8 @@ class Discovery:
         self.resolve = FolderResolver()
         # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
         self.side_files: list[str] = []
+        # temporary files of an interrupted `--fix` (`core.leftovers`), seen by `walk`
+        self.leftovers: list[str] = []
 
     def excluded(self, rel: str) -> bool:
         """Whether the configuration's `exclude` patterns match `rel` (relative to the root, with "/")."""
@@ -236,6 +239,9 @@ class Discovery:
                 elif name.endswith(_SIDE_SUFFIXES) and is_side_file(folder, name):
                     if rel_folder is not None and not self._ignored_rel(rel_folder + name, False):
                         self.side_files.append(entry.path)
+                elif name.endswith(LEFTOVER_SUFFIX):
+                    if rel_folder is not None and is_leftover_name(name) and not entry.is_symlink():
+                        self.leftovers.append(entry.path)
                 elif name.endswith(SOURCE_SUFFIXES):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)

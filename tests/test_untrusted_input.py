@@ -219,3 +219,74 @@ def test_a_later_fix_removes_what_a_killed_fix_left(cli, project, tmp_path_facto
     r = cli("check", "--add-noqa", cwd=root)
     assert r.returncode == 0, r.stderr
     assert not busy.exists()
+
+
+# -- 7. the language server and its workspace -----------------------------------------------
+def _lsp_client(root):
+    from conftest import REPO, SRC
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from lsp_client import LspClient
+
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    return LspClient([sys.executable, "-m", "repro_lint", "server"], cwd=root, env=env)
+
+
+def _open(c, uri, text):
+    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+
+
+def _actions(c, uri, diags):
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}
+    return c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": diags}})
+
+
+DRAWS_TOO = "import numpy as np\n\nfrom helper import draw\n\nprint(draw(), np.random.rand(3))\n"
+HELPER = "import numpy as np\n\n\ndef draw():\n    return np.random.rand(3)\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_the_language_server_keeps_to_its_workspace(project, tmp_path_factory):
+    """A document outside the workspace folder is checked alone (its folder, here with the
+    module it imports, is not read as a project), and a link in the workspace to a file
+    outside gets no action that would edit that file."""
+    pytest.importorskip("pygls")
+    root = project.root
+    project("train.py", BAD)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "helper.py").write_text(HELPER)
+    outside = elsewhere / "x.py"
+    outside.write_text(DRAWS_TOO)
+    (root / "linked.py").symlink_to(outside)
+    with _lsp_client(root) as c:
+        c.initialize(root)
+        # in the workspace: findings and fixes as ever
+        inside = (root / "train.py").as_uri()
+        _open(c, inside, BAD)
+        diags = c.diagnostics(inside, version=1)
+        assert [d["code"] for d in diags] == ["RPL101"]
+        fixes = [a for a in _actions(c, inside, diags) if a["title"].startswith("RPL101:")]
+        assert fixes and {ch["textDocument"]["uri"] for ch in fixes[0]["edit"]["documentChanges"]} == {inside}
+        for uri in (outside.as_uri(), (root / "linked.py").as_uri()):
+            _open(c, uri, DRAWS_TOO)
+            diags = c.diagnostics(uri, version=1)
+            # its own draw, checked from its text alone: nothing of helper.py, which was not read
+            assert [d["code"] for d in diags] == ["RPL101"], diags
+            assert "helper.py" not in json.dumps(diags) and "imported module" not in json.dumps(diags), diags
+            assert _actions(c, uri, diags) == [], uri
+    assert outside.read_text() == DRAWS_TOO
+
+
+def test_the_language_server_refuses_a_message_too_large_to_take(project):
+    pytest.importorskip("pygls")
+    with _lsp_client(project.root) as c:
+        c.initialize(project.root)
+        c.proc.stdin.write(b"Content-Length: 1099511627776\r\n\r\n{}")
+        c.proc.stdin.flush()
+        assert c.proc.wait(timeout=60) == 2
+        time.sleep(0.5)  # (the last of stderr read)
+        errors = "".join(c.stderr)
+        assert "MemoryError" not in errors and "Traceback" not in errors, errors
+        assert errors.strip().splitlines() == [
+            "repro-lint server: error: a message of 1,099,511,627,776 bytes (the most taken: 268,435,456) refused; stopping"
+        ], errors

@@ -241,8 +241,8 @@ def _actions(c, uri, diags):
     return c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole, "context": {"diagnostics": diags}})
 
 
-DRAWS_TOO = "import numpy as np\n\nfrom helper import draw\n\nprint(draw(), np.random.rand(3))\n"
-HELPER = "import numpy as np\n\n\ndef draw():\n    return np.random.rand(3)\n"
+DRAWS_TOO = "import numpy as np\n\nfrom sampling import draw\n\nprint(draw(), np.random.rand(3))\n"
+SAMPLING = "import numpy as np\n\n\ndef draw():\n    return np.random.rand(3)\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
@@ -254,7 +254,7 @@ def test_the_language_server_keeps_to_its_workspace(project, tmp_path_factory):
     root = project.root
     project("train.py", BAD)
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    (elsewhere / "helper.py").write_text(HELPER)
+    (elsewhere / "sampling.py").write_text(SAMPLING)
     outside = elsewhere / "x.py"
     outside.write_text(DRAWS_TOO)
     (root / "linked.py").symlink_to(outside)
@@ -270,9 +270,9 @@ def test_the_language_server_keeps_to_its_workspace(project, tmp_path_factory):
         for uri in (outside.as_uri(), (root / "linked.py").as_uri()):
             _open(c, uri, DRAWS_TOO)
             diags = c.diagnostics(uri, version=1)
-            # its own draw, checked from its text alone: nothing of helper.py, which was not read
+            # its own draw, checked from its text alone: nothing of sampling.py, which was not read
             assert [d["code"] for d in diags] == ["RPL101"], diags
-            assert "helper.py" not in json.dumps(diags) and "imported module" not in json.dumps(diags), diags
+            assert "sampling.py" not in json.dumps(diags) and "imported module" not in json.dumps(diags), diags
             assert _actions(c, uri, diags) == [], uri
     assert outside.read_text() == DRAWS_TOO
 

@@ -39,9 +39,13 @@ class PathError(Exception):
     """A path given on the command line does not exist."""
 
 
-def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[list] = None) -> tuple[list[Path], list[Path]]:
+def collect_files(
+    paths: list[Path], cfg: Config, root: Path, side: Optional[list] = None, warnings: Optional[list] = None,
+    leftovers: Optional[list] = None,
+) -> tuple[list[Path], list[Path]]:
     """(every project file for the index, the files to report on); `side` receives the
-    project's other files that rules read (`project.is_side_file`)."""
+    project's other files that rules read (`project.is_side_file`), `warnings` a line for
+    each ignore pattern skipped, `leftovers` the temporary files of `--fix` seen."""
     disc = Discovery(root, list(cfg.exclude) + list(cfg.extend_exclude))
     project = list(disc.walk(root, explicit=False)) if root.is_dir() else []
     if side is not None:
@@ -57,6 +61,10 @@ def collect_files(paths: list[Path], cfg: Config, root: Path, side: Optional[lis
             if p.is_file() and disc.excluded(display_rel(f, root)):
                 continue  # excluded files stay excluded when named (pre-commit names them)
             targets.append(f)
+    if warnings is not None:
+        warnings.extend(disc.warnings)
+    if leftovers is not None:
+        leftovers.extend(disc.leftovers)
     return project, targets
 
 

@@ -14,6 +14,8 @@ class Report:
     root: Path
     findings: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line each; they make the exit code 2
+    warnings: list[str] = field(default_factory=list)  # one line each (an ignore pattern skipped)
+    leftovers: list[str] = field(default_factory=list)  # temporary files of an interrupted --fix seen
     files_checked: int = 0
     sources: dict[str, list[str]] = field(default_factory=dict)  # path -> lines, for display
     infos: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)

@@ -102,7 +102,7 @@ def _run_check(
     sources = [p for p in paths if not (p.is_file() and not p.name.endswith(SOURCE_SUFFIXES))]
     everything = dependents and len(sources) < len(paths)  # a configuration file changed
     side_files: list[str] = []
-    project_files, target_files = collect_files(sources, cfg, root, side_files)
+    project_files, target_files = collect_files(sources, cfg, root, side_files, report.warnings, report.leftovers)
 
     # read everything once: content hashes decide what the cache can answer
     all_files: dict[str, Path] = {}

@@ -240,14 +240,14 @@ def _check(args) -> int:
         paths = [Path(p) for p in args.paths] or [Path(".")]
     for p in paths:
         if not p.exists():
-            raise UsageError(f"repro-lint: {p}: no such file or directory")
+            raise UsageError(f"repro-lint: {_log(str(p))}: no such file or directory")
     if args.output_file is not None and not args.output_file.resolve().parent.is_dir():
         raise UsageError(f"repro-lint: cannot write --output-file {args.output_file}: folder {args.output_file.parent} does not exist")
     root = find_root(paths or list(overrides))
     try:
         cfg = _load_config(args, root, known)
     except ConfigError as exc:
-        print(f"repro-lint: error: {exc}", file=sys.stderr)
+        _say("error", exc)
         return 2
     no_cache = _no_cache(args, cfg, root)
     if args.show_settings:
@@ -281,8 +281,14 @@ def _check(args) -> int:
     try:
         report = check()
     except PathError as exc:
-        print(f"repro-lint: error: {exc}", file=sys.stderr)
+        _say("error", exc)
         return 2
+    for line in report.warnings:  # (once: a check again after fixes finds the same)
+        _say("warning", line)
+    if args.add_noqa or (args.fix and not args.diff and not stdin):
+        from repro_lint.core.leftovers import remove_stale
+
+        remove_stale(sorted(set(report.leftovers)))  # what a --fix killed while writing left
     findings = selected(report)
     locator = Locator({_shown(p): data for p, data in overrides.items()})
     if report.files_checked == 0 and not report.errors and not args.silent:
@@ -293,9 +299,9 @@ def _check(args) -> int:
 
         noqa = add_noqa(findings, report.root, args.add_noqa_reason)
         for line in noqa.warnings if not args.silent else ():
-            print(f"repro-lint: warning: {line}", file=sys.stderr)
+            _say("warning", line)
         for line in [*report.errors, *noqa.errors]:
-            print(f"repro-lint: error: {line}", file=sys.stderr)
+            _say("error", line)
         if not args.silent:
             print(f"Added {noqa.added} noqa directive{'s' if noqa.added != 1 else ''}.", file=sys.stderr)
         return 2 if report.errors or noqa.errors else 0
@@ -318,9 +324,9 @@ def _check(args) -> int:
                     # (on stderr, as ruff says it: stdout holds the diff alone)
                     print(f"Would fix {_fixed_count(outcome.fixed, len(outcome.follow_on))}.", file=sys.stderr)
             for line in outcome.errors:
-                print(f"repro-lint: error: {line}", file=sys.stderr)
+                _say("error", line)
             for line in report.errors:
-                print(f"repro-lint: error: {line}", file=sys.stderr)
+                _say("error", line)
             if outcome.errors or report.errors:
                 return 2
             return 1 if outcome.diff else 0
@@ -350,7 +356,7 @@ def _check(args) -> int:
     elif not args.silent or args.output_file is not None:
         _write_report(args, fmt, color, report, findings, locator, fixed, fixed_findings, out)
     for line in report.errors:
-        print(f"repro-lint: error: {line}", file=sys.stderr)
+        _say("error", line)
     if report.errors or fix_failed:
         return 2
     if args.exit_non_zero_on_fix and fixed:
@@ -358,6 +364,18 @@ def _check(args) -> int:
     if findings and not args.exit_zero and not args.fix_only:
         return 1
     return 0
+
+
+def _log(text: str) -> str:
+    from repro_lint.output.log_safe import neutral
+
+    return neutral(text)
+
+
+def _say(kind: str, line: "str | Exception") -> None:
+    """An error or warning line on stderr; the names of files in it as a CI log can show
+    them (`output.log_safe`: a name can hold a newline and a workflow command)."""
+    print(f"repro-lint: {kind}: {_log(str(line))}", file=sys.stderr)
 
 
 def _write_report(args, fmt: str, color: str, report, findings: list, locator, fixed: int, fixed_findings: list, out) -> None:
@@ -440,7 +458,7 @@ def _fixes_text(fixed: list) -> str:
     for f, on in fixed:
         by_file.setdefault(f.location.path, Counter())[(f.code, f.name, on)] += 1
     for path in sorted(by_file):
-        lines.append(f"-- {path}:")
+        lines.append(f"-- {_log(path)}:")
         lines += [
             f"    {n} × {code} ({name}){', follow-on' if on else ''}" for (code, name, on), n in sorted(by_file[path].items())
         ]
@@ -569,6 +587,6 @@ def main(argv: Optional[list[str]] = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"repro-lint: internal error: {type(exc).__name__}: {exc} (run with --verbose for details)", file=sys.stderr)
+        print(f"repro-lint: internal error: {type(exc).__name__}: {_log(str(exc))} (run with --verbose for details)", file=sys.stderr)
         return 2
     return 2

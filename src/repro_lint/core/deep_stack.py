@@ -4,7 +4,8 @@ CPython compiles files nested far deeper than the default limit of 1,000 frames 
 `ast` and a recursive walk follow: a 500-branch `elif` chain is 500 nested `If` nodes, a
 sum of 2,990 terms 2,990 nested `BinOp`s. `run_deep` runs a function in a thread with a
 large stack and a raised limit. It costs a thread start (about 0.1 ms), so callers use it
-only for the rare file whose ordinary run raised `RecursionError`.
+only for the rare file whose ordinary run raised `RecursionError`, or for a file so large
+that finding that out would cost a parse of seconds.
 """
 
 from __future__ import annotations

@@ -116,9 +116,9 @@ def _chosen(code: str, chosen: list[str], removed: list[str]) -> bool:
 def _pattern(pattern: str) -> Any:
     """A `per-file-ignores` pattern, in the gitignore syntax that `exclude` uses too
     (`scripts/`, `*_test.py`, `/train.py`; a pattern without a slash matches at any depth)."""
-    import pathspec
+    from repro_lint.discover.ignore_rules import IgnoreRules
 
-    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+    return IgnoreRules.parse([pattern], "per-file-ignores")
 
 
 def _longest(code: str, prefixes: list[str]) -> int:

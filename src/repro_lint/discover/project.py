@@ -7,28 +7,23 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from repro_lint.core import catalog
 from repro_lint.core.bounded_read import read_text
+from repro_lint.core.leftovers import SUFFIX as LEFTOVER_SUFFIX, is_leftover_name
+from repro_lint.discover.ignore_rules import IgnoreRules
+from repro_lint.discover.named_path import start_folder
 from repro_lint.discover.notebook import SUFFIX as NOTEBOOK_SUFFIX
 
 # the files checked: Python sources, stubs and Jupyter notebooks
 SOURCE_SUFFIXES = (".py", ".pyi", NOTEBOOK_SUFFIX)
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pathspec
-
-
-def find_root(paths: Iterable[Path]) -> Path:
-    """The nearest folder above the first path holding `pyproject.toml`, else `.git`, else the path's folder."""
-    start = None
-    for p in paths:
-        start = p.resolve()
-        break
-    if start is None:
-        start = Path.cwd().resolve()
-    base = start if start.is_dir() else start.parent
+def find_root(paths: Iterable[Path], anchor: Optional[Path] = None) -> Path:
+    """The nearest folder above the first path holding `pyproject.toml`, else `.git`, else the
+    path's folder. Where the path is comes from where the user stands (`anchor`, default the
+    working folder) and the path as named, never from a link's target (`named_path`)."""
+    base = start_folder(next(iter(paths), None), anchor)
     for folder in [base, *base.parents]:
         if (folder / "pyproject.toml").is_file():
             return folder
@@ -121,31 +116,32 @@ class FolderResolver:
         return hit
 
 
-def _patterns(lines: list[str]) -> "pathspec.PathSpec":
-    # imported when a project has patterns to match (excludes, a .gitignore): the import
-    # takes a tenth of a second's start-up for the others
-    import pathspec
-
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
-
-
 class Discovery:
     """Finds Python files under given paths, honouring .gitignore and excludes."""
 
     def __init__(self, root: Path, exclude: list[str]) -> None:
         self.root = root
         self.skip_dirs = set(catalog.load("program")["skip-dirs"])
-        self.exclude = _patterns(exclude) if exclude else None
-        self._gitignores: dict[str, Optional["pathspec.PathSpec"]] = {}
+        # patterns skipped (too long, too many), one warning line each
+        self.warnings: list[str] = []
+        self.exclude = self._rules(exclude, "exclude") if exclude else None
+        self._gitignores: dict[str, Optional[IgnoreRules]] = {}
         self.resolve = FolderResolver()
         # non-Python files rules read (requirement declarations, Hydra configs), seen by `walk`
         self.side_files: list[str] = []
+        # temporary files of an interrupted `--fix` (`core.leftovers`), seen by `walk`
+        self.leftovers: list[str] = []
 
     def excluded(self, rel: str) -> bool:
         """Whether the configuration's `exclude` patterns match `rel` (relative to the root, with "/")."""
         return self.exclude is not None and self.exclude.match_file(rel)
 
-    def _gitignore(self, rel_folder: str) -> Optional["pathspec.PathSpec"]:
+    def _rules(self, lines: list[str], source: str) -> IgnoreRules:
+        rules = IgnoreRules.parse(lines, source)
+        self.warnings.extend(rules.skipped)
+        return rules
+
+    def _gitignore(self, rel_folder: str) -> Optional[IgnoreRules]:
         """The rules of the `.gitignore` in the folder at `rel_folder` ("" for the root)."""
         try:
             return self._gitignores[rel_folder]
@@ -155,8 +151,8 @@ class Discovery:
         gi = self.root / rel_folder / ".gitignore"
         if gi.is_file():
             try:
-                spec = _patterns(read_text(gi).splitlines())
-            except (OSError, ValueError):
+                spec = self._rules(read_text(gi).splitlines(), f"{rel_folder}/.gitignore" if rel_folder else ".gitignore")
+            except OSError:
                 spec = None
         self._gitignores[rel_folder] = spec
         return spec
@@ -249,6 +245,9 @@ class Discovery:
                 elif name.endswith(_SIDE_SUFFIXES) and is_side_file(folder, name):
                     if rel_folder is not None and not self._ignored_rel(rel_folder + name, False):
                         self.side_files.append(entry.path)
+                elif name.endswith(LEFTOVER_SUFFIX):
+                    if rel_folder is not None and is_leftover_name(name) and not entry.is_symlink():
+                        self.leftovers.append(entry.path)
                 elif name.endswith(SOURCE_SUFFIXES):
                     if entry.is_symlink() or rel_folder is None:
                         ignored = self._ignored(Path(entry.path), False)

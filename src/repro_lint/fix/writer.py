@@ -5,7 +5,8 @@ rename is atomic), gets the original's permission bits, and replaces the origina
 `os.replace`. An interrupted write leaves the original as it was and removes the
 temporary file; SIGTERM is turned into an exception while writing so that cleanup runs
 then too (SIGKILL cannot be caught: then a hidden `.NAME.*.repro-lint.tmp` may remain,
-but never a half-written source file).
+but never a half-written source file; the next run that writes fixes removes it, see
+`core.leftovers`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from repro_lint.core.bounded_read import is_inside, read_regular
-
-TEMP_SUFFIX = ".repro-lint.tmp"
+from repro_lint.core.leftovers import SUFFIX as TEMP_SUFFIX, hold
 
 
 class NotWritten(Exception):
@@ -78,6 +78,7 @@ def write_atomic(path: Path, data: bytes, expected: bytes, root: Optional[Path] 
         raise NotWritten("the file is read-only")
     with _sigterm_raises():
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMP_SUFFIX)
+        hold(fd)  # (released when the file is closed, or the process ends)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

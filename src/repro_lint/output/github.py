@@ -6,14 +6,15 @@ from typing import Optional
 
 from repro_lint.core.findings import Finding
 from repro_lint.output.locations import Locator
+from repro_lint.output.log_safe import escape_github
 
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return escape_github(s)
 
 
 def _escape_prop(s: str) -> str:
-    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+    return escape_github(s, prop=True)
 
 
 def _fix_note(f: Finding) -> str:

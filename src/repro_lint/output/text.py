@@ -7,6 +7,7 @@ from typing import IO, Iterable, Iterator, Optional
 
 from repro_lint.core.findings import Finding
 from repro_lint.output.locations import Locator
+from repro_lint.output.log_safe import line_start, neutral
 
 
 def color_wanted(stream: IO[str], choice: str = "auto") -> bool:
@@ -33,7 +34,7 @@ def concise_lines(findings: list[Finding], locator: Optional[Locator] = None) ->
     of megabytes built as one string)."""
     locator = locator or Locator()
     for f in findings:
-        yield f"{locator.label(f.location)}: {f.code}{_fix_mark(f)} {f.message}\n"
+        yield f"{line_start(neutral(locator.label(f.location)))}: {f.code}{_fix_mark(f)} {neutral(f.message)}\n"
 
 
 def _fix_mark(f: Finding) -> str:
@@ -44,14 +45,10 @@ def _fix_mark(f: Finding) -> str:
 
 # ANSI styles of the text report (SGR parameters)
 _STYLES = {"label": "1", "code": "1;31", "fix": "36", "gutter": "34", "marker": "31", "related": "2", "help": "32"}
-# control characters that would move the cursor, erase or start an escape sequence on a
-# terminal (a checked file's own text is shown): each becomes one visible column
-_CONTROLS = {c: "?" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c != 0x09}
-_CONTROLS.update({0x0B: " ", 0x0C: " "})
-
-
 def _plain(text: str) -> str:
-    return text if text.isprintable() else text.translate(_CONTROLS)
+    # a checked file's own text is shown (names, lines): nothing a terminal or a CI log
+    # takes as a command (`log_safe`)
+    return neutral(text)
 
 
 class _Styler:
@@ -78,7 +75,7 @@ def render_chunks(findings: Iterable[Finding], color: bool = False, show_source:
         add = out.append
         shown = locator.shown(f.location)
         mark = paint("fix", _fix_mark(f)) if f.fixable else ""
-        add(f"{paint('label', _plain(shown.label) + ':')} {paint('code', f.code)}{mark} {_plain(f.message)}\n")
+        add(f"{paint('label', line_start(_plain(shown.label)) + ':')} {paint('code', f.code)}{mark} {_plain(f.message)}\n")
         if show_source:
             line = locator.source_line(f.location.path, f.location.line)
             if line is not None:

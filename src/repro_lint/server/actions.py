@@ -19,6 +19,7 @@ from lsprotocol import types
 from repro_lint.fix.add_noqa import with_noqa
 from repro_lint.core.bounded_read import read_regular
 from repro_lint.core.findings import Finding
+from repro_lint.server import places
 from repro_lint.server.documents import Doc, decode_python
 from repro_lint.server.session import SOURCE, Session
 
@@ -31,8 +32,8 @@ class ActionError(Exception):
 
 def code_actions(session: Session, uri: str, rng: types.Range, only: Optional[list], lazy: bool, document_changes: bool) -> list:
     doc = _doc(session, uri)
-    if doc is None:
-        return []
+    if doc is None or not session.editable(doc):
+        return []  # (a document outside the workspace is only checked)
     current = _current(session, doc)
     out: list[types.CodeAction] = []
     for i, f in enumerate(current):
@@ -69,6 +70,8 @@ def resolve(session: Session, action: types.CodeAction, document_changes: bool) 
     doc = session.docs.get(str(data.get("uri")))
     if doc is None or doc.version != data.get("version"):
         raise ActionError("the document changed since the action was offered; ask again")
+    if not session.editable(doc):
+        raise ActionError(f"{doc.path}: not edited: it is outside the workspace")
     current = _current(session, doc)
     what = data.get("do")
     if what == "fixall":
@@ -149,6 +152,8 @@ def _workspace_edit(session: Session, texts: dict, document_changes: bool) -> ty
     changes: list[types.TextDocumentEdit] = []
     plain: dict[str, list] = {}
     for path, data in texts.items():
+        if not places.contains(session.folders, path):
+            raise ActionError(f"{path}: not edited: it is outside the workspace")
         doc = next((d for d in session.docs.values() if d.path.resolve() == path), None)
         if doc is None:  # a file the editor does not have open: edited as it is on disk
             try:

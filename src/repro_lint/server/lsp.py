@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +18,7 @@ from repro_lint import __version__
 from repro_lint.server.actions import FIX_ALL, ActionError, code_actions, resolve
 from repro_lint.server.documents import Cell, Doc
 from repro_lint.server.session import CONFIG_NAMES, SOURCE, Options, Session
+from repro_lint.server.stdio import BoundedInput, MessageRefused
 from repro_lint.server.worker import Worker
 
 # the files whose changes the server asks the client to report
@@ -81,7 +83,7 @@ def build() -> ReproLintServer:
         def show(message: str, kind: types.MessageType) -> None:
             loop.call_soon_threadsafe(ls.window_show_message, types.ShowMessageParams(type=kind, message=message))
 
-        ls.session = Session(publish, log, show, options, ls.workspace.position_codec.client_num_units)
+        ls.session = Session(publish, log, show, options, ls.workspace.position_codec.client_num_units, _workspace(ls))
         ls.worker = Worker(ls.session)
 
     @server.feature(types.INITIALIZED)
@@ -175,6 +177,11 @@ def build() -> ReproLintServer:
         if changes:
             post(lambda: ls.session.watched(changes))
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: ReproLintServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        paths = _workspace(ls)  # (pygls has applied the change)
+        post(lambda: ls.session.set_workspace(paths))
+
     # -- code actions ------------------------------------------------------------------------------------
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -202,6 +209,13 @@ def build() -> ReproLintServer:
     return server
 
 
+def _workspace(ls: LanguageServer) -> list[Path]:
+    """The workspace folders the client opened (`workspaceFolders`, else `rootUri`)."""
+    ws = ls.workspace
+    uris = [f.uri for f in ws.folders.values()] or ([ws.root_uri] if ws.root_uri else [])
+    return [p for p in map(_path, uris) if p is not None]
+
+
 def _resolves_edits(ls: LanguageServer) -> bool:
     text = ls.client_capabilities.text_document
     action = text.code_action if text is not None else None
@@ -217,5 +231,9 @@ def _document_changes(ls: LanguageServer) -> bool:
 
 def serve() -> int:
     logging.basicConfig(level=logging.WARNING, format="repro-lint server: %(levelname)s: %(message)s")
-    build().start_io()
+    try:
+        build().start_io(stdin=BoundedInput(sys.stdin.buffer))
+    except MessageRefused as exc:
+        print(f"repro-lint server: error: {exc} refused; stopping", file=sys.stderr)
+        return 2
     return 0

@@ -8,11 +8,12 @@ they had.
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from lsprotocol import types
 
@@ -20,8 +21,9 @@ from repro_lint import __version__
 from repro_lint.core.bounded_read import read_regular
 from repro_lint.discover.config import Config, ConfigError, find_config, load_config
 from repro_lint.core.findings import Finding, Location
-from repro_lint.discover.project import find_root
+from repro_lint.server import places
 from repro_lint.server.documents import Doc, Span, Units, decode_python
+from repro_lint.check.lone_file import LoneFile
 from repro_lint.check.workspace import ProjectState
 
 SOURCE = "repro-lint"
@@ -80,7 +82,10 @@ class Session:
         show: Callable[[str, types.MessageType], None],
         options: Options,
         units: Units,
+        workspace: Iterable[Path] = (),
     ) -> None:
+        self.folders = places.folders(workspace)  # the workspace folders the client opened
+        self.lone: set[Path] = set()  # the keys (paths as opened) of documents checked alone
         self.publish_fn = publish
         self.log = log
         self.show = show
@@ -94,9 +99,21 @@ class Session:
         self.published: dict[str, Published] = {}
 
     # -- documents -------------------------------------------------------------------------------
+    def set_workspace(self, paths: Iterable[Path]) -> None:
+        """The workspace folders changed (documents open already keep their projects)."""
+        self.folders = places.folders(paths)
+
+    def editable(self, doc: Doc) -> bool:
+        """Whether code actions may edit the document: it is checked with its project, and
+        its file (links followed) is in the workspace."""
+        return self.root_of.get(doc.uri) not in self.lone and places.contains(self.folders, doc.path)
+
     def opened(self, doc: Doc) -> None:
         self.docs[doc.uri] = doc
-        root = find_root([doc.path])
+        root = places.project_root(self.folders, doc.path)
+        if root is None:  # outside the workspace: checked alone (`places`)
+            root = Path(os.path.normpath(doc.path.absolute()))
+            self.lone.add(root)
         self.root_of[doc.uri] = root
         self.unsynced.add(doc.uri)
         self.dirty[root] = 0.0
@@ -132,6 +149,10 @@ class Session:
         for u in doc.uris:
             self.publish_fn(u, None, [])
         self.published.pop(uri, None)
+        if root in self.lone and root not in self.root_of.values():
+            self.lone.discard(root)
+            self.states.pop(root, None)
+            self.dirty.pop(root, None)
 
     def watched(self, changes: list) -> None:
         """`workspace/didChangeWatchedFiles`: (path, created / changed / deleted) pairs."""
@@ -156,8 +177,10 @@ class Session:
     def state(self, root: Path) -> ProjectState:
         state = self.states.get(root)
         if state is None:
-            cfg = self._config(root)
-            state = self.states[root] = ProjectState(root, cfg, jobs=self.options.jobs)
+            if root in self.lone:  # (no configuration is read for it either)
+                state = self.states[root] = LoneFile(root, Config())
+            else:
+                state = self.states[root] = ProjectState(root, self._config(root), jobs=self.options.jobs)
             started = time.monotonic()
             for uri, doc in self.docs.items():
                 if self.root_of.get(uri) == root:

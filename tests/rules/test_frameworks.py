@@ -110,7 +110,7 @@ def test_trainer_benchmark_message_and_fix(project):
         class Net(L.LightningModule):
             def __init__(self):
                 super().__init__()
-                self.layer = nn.Linear(2, 2)
+                self.layer = nn.Conv2d(3, 8, 3)
 
         L.seed_everything(0)
         L.Trainer(deterministic=True, benchmark=True).fit(Net())

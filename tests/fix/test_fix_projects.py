@@ -124,7 +124,7 @@ def test_flags_at_the_start_of_the_main_block_keep_their_order(tmp_path, cli):
 
         if __name__ == "__main__":
             torch.backends.cudnn.benchmark = False
-            print(F.relu(torch.ones(2, 3)).sum())
+            print(F.conv2d(torch.ones(1, 3, 8, 8), torch.ones(8, 3, 3, 3)).sum())
         """)
     for name in ("one", "two"):
         (tmp_path / name).mkdir()
@@ -142,4 +142,5 @@ def same_either_way(one: Path, two: Path, cli) -> None:
         text = path.read_text()
         assert "use_deterministic_algorithms(True)" in text
         assert text.index("cudnn.benchmark = False") < text.index("use_deterministic_algorithms(True)")
+        assert text.index("cudnn.deterministic = True") < text.index("use_deterministic_algorithms(True)")
         assert (two / path.name).read_text() == text

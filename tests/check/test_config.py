@@ -154,3 +154,23 @@ def test_target_torch_version_reads_every_pep_440_form(cli, project):
     for value in ("2.x", ">=two", "~=2"):
         r = cli("-n", "--config", f"target-torch-version = '{value}'", cwd=project.root)
         assert r.returncode == 2 and "target-torch-version" in r.stderr, value
+
+
+def test_test_files_are_checked_only_when_asked(cli, project):
+    # a shuffling loader and a run-time PYTHONHASHSEED in test files (spec, large repositories 5)
+    loader = (
+        "import os\nimport torch\nfrom torch.utils.data import DataLoader\n\n"
+        "os.environ['PYTHONHASHSEED'] = '0'\nDataLoader(torch.arange(4), shuffle=True)\n"
+    )
+    for path in ("tests/test_data.py", "test_io.py", "io_test.py", "tests/conftest.py"):
+        project(path, loader)
+    project("train.py", "import torch\n\ntorch.manual_seed(0)\nprint(torch.rand(2))\n")
+
+    def paths(*args):
+        r = cli("--format", "concise", "-q", "--no-cache", *args, cwd=project.root)
+        return sorted({line.split(":")[0] for line in r.stdout.splitlines()})
+
+    assert paths() == []
+    assert paths("--check-tests") == ["io_test.py", "test_io.py", "tests/conftest.py", "tests/test_data.py"]
+    _cfg(project, "check-tests = true\n")
+    assert paths() == ["io_test.py", "test_io.py", "tests/conftest.py", "tests/test_data.py"]

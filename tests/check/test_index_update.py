@@ -234,7 +234,8 @@ def test_checkpoint_loading_and_star_imports_follow_edits(tmp_path):
 # reached through its name, so editing the dict changes what the sampling program reaches.
 REGISTRY = {
     "nets.py": (
-        "import numpy as np\nimport torch.nn as nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n\n"
+        "import numpy as np\nimport torch.nn as nn\n\n\nclass A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 8, 3)  # cuDNN runs it: RPL401 is asked for while A is reached\n\n\n"
         "class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = np.random.rand(3)\n\n\n"
         "MODELS = {'a': A}\n"
     ),

@@ -18,7 +18,7 @@ CYCLE = (
 )
 TRAIN = (
     "import torch\n\nfrom lib.cyc import g\n\n\ndef main():\n    g()\n    torch.manual_seed(1)\n"
-    "    model = torch.nn.Linear(2, 2)\n    model(torch.zeros(1, 2)).sum().backward()\n\n\n"
+    "    model = torch.nn.Conv2d(3, 8, 3)\n    model(torch.zeros(1, 3, 8, 8)).sum().backward()\n\n\n"
     'if __name__ == "__main__":\n    main()\n'
 )
 

@@ -66,6 +66,40 @@ if __name__ == "__main__":
 '''
 
 
+# A seeded program whose dataset holds its own generator: the workers get identical copies of
+# it, whatever the torch release, and draw the same jitter for different samples.
+HELD = '''
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Jittered(Dataset):
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.tensor([self.rng.normal()], dtype=torch.float64)
+
+
+def main():
+    torch.manual_seed(0)
+    loader = DataLoader(Jittered(), batch_size=4, num_workers=2)
+    for batch in loader:
+        print(repr(batch.flatten().tolist()))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+# torch 1.8's workers do not reseed numpy: there the documented seed_worker is the RPL302 fix
+OLD_TORCH = "torch>=1.8\n"
+
+
 def run_script(path, extra_env=None):
     env = dict(os.environ)
     env.pop("EXTRA_DRAW", None)
@@ -82,6 +116,7 @@ def fix(cli, root, codes):
 
 
 def test_fix_makes_augmented_batches_from_workers_repeatable(project, cli):
+    project("requirements.txt", OLD_TORCH)
     script = project("train.py", textwrap.dedent(AUGMENTED).lstrip())
     before = [run_script(script), run_script(script)]
     assert before[0] != before[1]
@@ -100,9 +135,40 @@ def test_fix_makes_augmented_batches_from_workers_repeatable(project, cli):
     assert proc.returncode == 0, proc.stdout
 
 
+def test_on_current_releases_the_seeded_generator_alone_repeats_the_workers_draws(project, cli):
+    # since 1.9 each worker reseeds python's and numpy's global RNGs from the loader's base
+    # seed, which the generator RPL301 adds fixes: no worker_init_fn is needed, or added
+    script = project("train.py", textwrap.dedent(AUGMENTED).lstrip())
+    fix(cli, project.root, "RPL301,RPL302")
+    fixed = script.read_text()
+    assert "generator=torch.Generator().manual_seed(SEED)" in fixed
+    assert "worker_init_fn" not in fixed
+    after = [run_script(script), run_script(script)]
+    assert after[0] == after[1]
+    batches = after[0].splitlines()
+    assert len(batches) == 8 and len(set(batches)) == 8
+
+
+def test_reseed_fix_gives_each_worker_its_own_stream_of_the_held_generator(project, cli):
+    script = project("train.py", textwrap.dedent(HELD).lstrip())
+    first, second = run_script(script).splitlines()  # one batch from each worker
+    assert first == second  # both workers drew from identical copies of the generator
+
+    fix(cli, project.root, "RPL302")
+    assert "worker_init_fn=reseed_worker" in script.read_text()
+    after = run_script(script)
+    first, second = after.splitlines()
+    assert first != second  # each worker's copy now has a seed of its own
+    assert after == run_script(script)  # from torch's seed: repeatable
+
+    proc = cli("check", project.root, "--no-cache", "--select", "RPL302", cwd=project.root)
+    assert proc.returncode == 0, proc.stdout
+
+
 def test_worker_init_fn_alone_does_not_fix_an_unseeded_order(project, cli):
     # since PyTorch 1.9 the workers' seeds derive from the loader's base seed: seeding the
     # workers from torch.initial_seed() repeats nothing while that base seed is unseeded
+    project("requirements.txt", OLD_TORCH)
     script = project("train.py", textwrap.dedent(AUGMENTED).lstrip())
     fix(cli, project.root, "RPL302")
     assert "worker_init_fn=seed_worker" in script.read_text() and "generator=" not in script.read_text()

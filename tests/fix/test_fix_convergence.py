@@ -2,9 +2,9 @@
 
 A seeding fix in the entry script gives the whole program determinism intent; only then do
 the RPL4xx rules report a `cudnn.benchmark = True` in a library module the script calls,
-and a second program that reaches the same module (here through a method of the same
-name, as the index resolves an unknown receiver). The run must fix those as well: a second
-`--fix` changes nothing and finds nothing more to fix.
+and a second program that reaches the same module (through an object of its class, whose
+method the index looks up there). The run must fix those as well: a second `--fix` changes
+nothing and finds nothing more to fix.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from lib.loader import make_loader
 
 def main():
     loader = make_loader(torch.randn(8, 2))
-    model = torch.nn.Linear(2, 1)
+    model = torch.nn.Conv1d(2, 1, 1)  # cuDNN runs it: the benchmark flag matters
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for (x,) in loader:
         opt.zero_grad()
@@ -50,10 +50,16 @@ CLIENT = '''\
 import json
 import sys
 
+import torch
+
+from lib.loader import Stream
+
 
 def main():
     with open(sys.argv[1]) as fh:
-        print(json.loads(fh.read()))
+        rows = json.loads(fh.read())
+    for (batch,) in Stream().read(torch.tensor(rows)):
+        print(batch)
 
 
 main()

@@ -42,6 +42,15 @@ FILES = {
         if __name__ == "__main__":
             main()
     """,
+    # test files are checked only when a project asks for it: alpha does, beta does not
+    "alpha/pyproject.toml": """\
+        [project]
+        name = "alpha"
+        version = "0"
+
+        [tool.repro-lint]
+        check-tests = true
+    """,
     "alpha/tests/test_data.py": """\
         import os
 
@@ -153,7 +162,9 @@ def test_counts_added_removed_and_test_files_match_the_tool(tmp_path):
         assert round(sum(f["weight"] for f in sample)) == len(cur)
         assert (out / "sample" / f"{name}.md").is_file()
     # the synthetic repositories exercise what is checked: a removed finding, test-file findings
+    # (alpha's; beta's io_test.py is not checked)
     assert removed_total == 1 and tests_total >= 2
+    assert all(not TEST_PATH.search(f["path"]) for f in findings(new / "src", repos / "beta"))
     md = (out / "ecosystem.md").read_text()
     assert "### removed (1)" in md and "index_add" in md
 

@@ -110,7 +110,7 @@ def test_trainer_benchmark_message_and_fix(project):
         class Net(L.LightningModule):
             def __init__(self):
                 super().__init__()
-                self.layer = nn.Linear(2, 2)
+                self.layer = nn.Conv2d(3, 8, 3)
 
         L.seed_everything(0)
         L.Trainer(deterministic=True, benchmark=True).fit(Net())
@@ -201,3 +201,52 @@ def test_stable_baselines3_set_random_seed_seeds_the_program(project, seeded):
     else:
         (hit,) = at(found, "RPL101")
         assert "numpy" in hit.message
+
+
+# -- HyperPyYAML: the hyperparameters file seeds the program that loads it ------------------------
+HPARAMS = """\
+seed: 1234
+__set_torch_seed: !apply:torch.manual_seed [!ref <seed>]
+"""
+
+
+def test_a_config_that_seeds_is_the_programs_seed(project):
+    found = check(project, {"hparams.yaml": HPARAMS, "train.py": """
+        import sys
+        import torch
+        from hyperpyyaml import load_hyperpyyaml
+
+        if __name__ == "__main__":
+            with open(sys.argv[1]) as fin:
+                hparams = load_hyperpyyaml(fin)
+            model = torch.nn.Conv2d(3, 8, 3)
+            print(model(torch.rand(1, 3, 8, 8)))
+    """})
+    assert not at(found, "RPL101")
+    assert [f.location.line for f in at(found, "RPL401")] == [8]  # intent, reported at the load
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a draw before the load of a configuration file that seeds (HyperPyYAML `!apply:`) is not "
+    "reported as drawn before the seed, whether the load is in the same body or in a project function "
+    "it calls (spec: RPL103, seeds applied by configuration files)",
+)
+@pytest.mark.parametrize("through_function", [False, True], ids=["same-body", "project-function"])
+def test_a_draw_before_the_config_seeds_is_rpl103(project, through_function):
+    load = "setup(sys.argv[1])" if through_function else "load_hyperpyyaml(open(sys.argv[1]))"
+    found = check(project, {"hparams.yaml": HPARAMS, "train.py": f"""
+        import sys
+        import torch
+        from hyperpyyaml import load_hyperpyyaml
+
+        def setup(path):
+            with open(path) as fin:
+                return load_hyperpyyaml(fin)
+
+        if __name__ == "__main__":
+            noise = torch.rand(2)
+            hparams = {load}
+            print(noise, hparams)
+    """})
+    assert [f.location.line for f in at(found, "RPL103")] == [11]  # `noise = torch.rand(2)`

@@ -1,12 +1,11 @@
 """Golden fix pairs of RPL301/RPL302: `repro-lint --fix --select CODE` turns `<case>.py` into
 `<case>.fixed.py`, the result is clean for that rule, and fixing it again changes nothing."""
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from fixture_harness import FIXTURES, case_id, pairs_in
+from fixture_harness import FIXTURES, case_id, make_case, pairs_in
 from repro_lint.cli.main import main
 
 CASES = [p for code in ("RPL301", "RPL302") for p in pairs_in(FIXTURES / code / "fix")]
@@ -24,14 +23,12 @@ def fix(root: Path, code: str, capsys, clean: bool = True) -> None:
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_golden_fix(case, tmp_path, capsys):
     code = case.parent.parent.name
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
-    target = tmp_path / case.name
-    shutil.copy(case, target)
+    root, target, _ = make_case(case, tmp_path)  # with the case's settings (`<case>.toml`)
     expected = case.with_name(case.stem + ".fixed.py").read_text()
     clean = expected != case.read_text()
-    fix(tmp_path, code, capsys, clean)
+    fix(root, code, capsys, clean)
     assert target.read_text() == expected
-    fix(tmp_path, code, capsys, clean)
+    fix(root, code, capsys, clean)
     assert target.read_text() == expected
 
 
@@ -42,8 +39,9 @@ def test_every_case_has_a_golden_result():
 
 
 def _project_with_a_worker_seeder(root):
-    """A project whose `helpers.seeding` seeds workers, and a `lib.py` whose loader has none."""
-    (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    """A project whose `helpers.seeding` seeds workers, and a `lib.py` whose loader has none,
+    for torch 1.8 (whose workers do not reseed numpy: seeding them is the fix there)."""
+    (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\ndependencies = ["torch>=1.8,<1.9"]\n')
     (root / "helpers").mkdir()
     (root / "helpers" / "__init__.py").write_text("")
     (root / "helpers" / "seeding.py").write_text(

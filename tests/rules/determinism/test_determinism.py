@@ -38,7 +38,7 @@ from torch import nn
 
 def main():
     torch.manual_seed(0)
-    nn.Linear(4, 2)(torch.ones(1, 4)).sum().backward()
+    nn.Conv2d(3, 8, 3)(torch.ones(1, 3, 8, 8)).sum().backward()
 
 
 if __name__ == "__main__":
@@ -276,7 +276,7 @@ def test_wrong_literals_are_replaced(project):
         "torch.backends.cudnn.deterministic = False\n"
         "torch.backends.cudnn.benchmark = True\n"
         "torch.use_deterministic_algorithms(True)\n"
-        "nn.Linear(2, 2)\n",
+        "nn.Conv2d(3, 8, 3)\n",
     )
     found = {f.code: f for f in findings(project.root)}
     assert set(found) == {"RPL401", "RPL402", "RPL404"}
@@ -305,7 +305,7 @@ def test_hydra_app_inserts_into_the_main_function(project):
     project(
         "app.py",
         "import hydra\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n\n"
-        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Linear(2, 2)\n\n\n"
+        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Conv2d(3, 8, 3)\n\n\n"
         'if __name__ == "__main__":\n    main()\n',
     )
     found = findings(project.root)
@@ -314,6 +314,21 @@ def test_hydra_app_inserts_into_the_main_function(project):
 
 
 # -- messages -------------------------------------------------------------------------------------
+def test_rpl401_message_names_what_cudnn_runs(project):
+    project("train.py", PROTOTYPE)
+    (hit,) = by_code(findings(project.root), "RPL401")
+    assert hit.message == (
+        "this program runs convolutions or recurrent layers but never sets "
+        "`torch.backends.cudnn.deterministic = True`"
+    )
+
+
+def test_cudnn_flags_are_not_asked_of_a_program_cudnn_does_not_run(project):
+    # the same program with a Linear model: deterministic algorithms still matter, cuDNN's flags not
+    project("train.py", PROTOTYPE.replace("nn.Conv2d(3, 8, 3)(torch.ones(1, 3, 8, 8))", "nn.Linear(4, 2)(torch.ones(1, 4))"))
+    assert {f.code for f in findings(project.root)} == {"RPL403"}
+
+
 def test_rpl405_messages_say_what_the_flag_does(project):
     project(
         "train.py",

@@ -58,25 +58,7 @@ def test_cases_are_found():
         assert any(case.rglob("*.fixed.py")) or (case / "case.toml").exists(), f"{case.name} fixes nothing and says nothing"
 
 
-# Cases whose golden files hold what the spec asks for and the fix does not do yet: expected
-# to fail until the fix is corrected (a strict xfail turns into a failure once it passes).
-_JOB_INIT = (
-    "the RPL101 fix of the submitting program puts `random.seed(args.seed)` in the job class's "
-    "`__init__`, which runs in the submitting process, not in the job that draws (spec, Fixes 3 "
-    "and 4): the golden launcher stays unchanged"
-)
-KNOWN_WRONG = {
-    "submitit_job_draws_after_seed": _JOB_INIT,
-    "submitit_job_seeds_through_helper": _JOB_INIT,
-}
-
-
-def marked(case: Path):
-    reason = KNOWN_WRONG.get(case.name)
-    return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else case
-
-
-@pytest.mark.parametrize("case", [marked(c) for c in cases()], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", cases(), ids=lambda p: p.name)
 def test_project_fix(case, tmp_path, cli):
     root, args, conf = materialise(case, tmp_path)
     before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*.py")}

@@ -7,20 +7,7 @@ from fixture_harness import actual_findings
 
 DOCS = catalog.rule_docs()
 
-# Documents whose bad example the rule no longer reports: the document is out of date (rules/
-# is not changed from here), so the test is expected to fail until it is brought up to date.
-STALE_BAD_EXAMPLES = {
-    "RPL302": "rules/RPL302.toml: the bad example's loader gets a dataset of unknown kind and the "
-    "project declares no torch requirement; on torch >= 1.9 RPL302 reports only datasets that hold "
-    "a generator (spec, large repositories 8), so the example shows nothing; its `why` and fix "
-    "description also still describe the seed_worker fix only",
-}
-
-
-@pytest.mark.parametrize(
-    "code",
-    [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=STALE_BAD_EXAMPLES[c])) if c in STALE_BAD_EXAMPLES else c for c in DOCS],
-)
+@pytest.mark.parametrize("code", list(DOCS))
 def test_bad_example_produces_exactly_this_rule(code, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
     (tmp_path / "example.py").write_text(DOCS[code].bad.lstrip())

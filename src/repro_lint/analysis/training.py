@@ -163,9 +163,26 @@ def draw_launches(ctx: Context, program: Program) -> list:
         runs = launchers.get(ev.data["api"])
         if runs is None or ev.data["target"] is None:
             continue
-        for key in ctx.index.resolve(ev.data["target"], info):
+        for key in launched_keys(ctx.index, ev, info):
             out.append(Launch(info, ev, key, runs))
     return out
+
+
+def launched_keys(index, ev: Event, info: ModuleInfo) -> tuple[str, ...]:
+    """The project functions a hand-off runs in the other process: the function handed over,
+    or the `__call__` of the instance handed over (`executor.submit(Trainer(args))`)."""
+    if ev.data.get("instance"):
+        return instance_call(index, ev.data["target"], info)
+    return index.resolve(ev.data["target"], info)
+
+
+def instance_call(index, qual: str, info: ModuleInfo) -> tuple[str, ...]:
+    """The `__call__` an instance of the project class `qual` runs when called, if any."""
+    cls = index.class_key(qual, info)
+    for base in index.class_bases(cls) if cls else ():
+        if f"{base}.__call__" in index.functions:
+            return (f"{base}.__call__",)
+    return ()
 
 
 def training_of(ctx: Context, program: Program) -> Training:

@@ -14,10 +14,10 @@ from repro_lint.index.program import Program
 from repro_lint.rules.registry import RULES
 
 
-def announce(ctx: Context, program: Program, found: Iterable[Finding], target_paths: set[str], seen: dict) -> None:
+def announce(ctx: Context, program: Program, found: Iterable[Finding], target_paths: set[str]) -> None:
     """Attach to the first finding of `found` (the program's findings) whose fix seeds the
-    program the fixes that seeding makes follow (`Fix.follow_ons`). `seen` holds what the
-    rules of this process already reported (code -> signatures), which is not a follow-on."""
+    program the fixes that seeding makes follow (`Fix.follow_ons`). Those the check reports
+    anyway (through another program) are taken out once every rule has run (`settle`)."""
     seeding = [f for f in found if f.fixable and f.fix.seeds]  # type: ignore[union-attr]
     if not seeding:
         return
@@ -32,7 +32,7 @@ def announce(ctx: Context, program: Program, found: Iterable[Finding], target_pa
             if spec.follows != "intent":
                 continue
             for f in spec.check(ctx, seeded):
-                if f.location.path not in target_paths or not f.fixable or (f.location, f.message) in seen.get(f.code, ()):
+                if f.location.path not in target_paths or not f.fixable:
                     continue
                 out.append(FollowOn(f.code, f.name, f.fix.safety, f.fix.description, f.location.path, f.location.line))  # type: ignore[union-attr]
     finally:
@@ -40,3 +40,16 @@ def announce(ctx: Context, program: Program, found: Iterable[Finding], target_pa
     if out:
         first = seeding[0]
         first.fix = dataclasses.replace(first.fix, follow_ons=tuple(out))  # type: ignore[arg-type]
+
+
+def settle(findings: list[Finding]) -> None:
+    """Take out of the findings' follow-ons those the check reports itself (the same rule at
+    the same line): they are fixed as findings, not as follow-ons. Done once every rule has
+    run, so that the result is the same whichever process ran which rule."""
+    reported = {(f.code, f.location.path, f.location.line) for f in findings}
+    for f in findings:
+        fix = f.fix
+        if fix is not None and fix.follow_ons:
+            kept = tuple(o for o in fix.follow_ons if (o.code, o.path, o.line) not in reported)
+            if kept != fix.follow_ons:
+                f.fix = dataclasses.replace(fix, follow_ons=kept)

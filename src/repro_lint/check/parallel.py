@@ -58,7 +58,9 @@ def run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: 
         else:
             errors.extend(theirs.pop(None, []))
         per_code.update(theirs)
-    return [f for code in RULES for f in per_code.get(code, ())]
+    out = [f for code in RULES for f in per_code.get(code, ())]
+    cascade.settle(out)
+    return out
 
 
 def rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose: bool, codes: list[str]) -> dict:
@@ -106,7 +108,7 @@ def rules_here(ctx: Context, target_paths: set[str], errors: list[str], verbose:
                         failed[code].append(traceback.format_exc().rstrip())
             if not per_module:
                 try:
-                    cascade.announce(ctx, unit, found, target_paths, seen)
+                    cascade.announce(ctx, unit, found, target_paths)
                 except Exception as exc:
                     errors.append(f"{info.path}: internal error while working out follow-on fixes: {type(exc).__name__}: {exc}")
                 let_go_of(unit)  # its rules have run (see `analysis.context.program_cache`)

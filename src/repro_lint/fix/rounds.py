@@ -540,7 +540,14 @@ def apply_fixes(
         outcome.changed_paths.append(f.display)
         outcome.texts[f.display] = f.src.encode(f.text)
     if elsewhere and outcome.changed_paths:
-        outcome.applied += _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths)
+        # (a fix split over files is counted once: its own file's part may have counted it)
+        counted = Counter((f.location.path, finding_key(f)) for f in outcome.applied)
+        for f in _fixed_elsewhere(engine, files, elsewhere, outcome.changed_paths):
+            k = (f.location.path, finding_key(f))
+            if counted[k] > 0:
+                counted[k] -= 1
+            else:
+                outcome.applied.append(f)
     # a follow-on: a finding the check did not report, which an earlier round's fixes revealed
     # (a seeding call gives the program determinism intent; then its flags are fixed too)
     reported = Counter((f.location.path, finding_key(f)) for f in findings)

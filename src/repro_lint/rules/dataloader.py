@@ -91,12 +91,14 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
     lightning = _lightning_programs(ctx)
     res: Optional[LoaderResolver] = None
     for scope, ev, call, workers in _unseeded_worker_loaders(ctx, info):
-        programs = placement.programs_reaching(ctx, info, scope)
-        if programs and all(id(p) in lightning for p in programs):
-            continue  # reported once, at the program's `seed_everything` call, where the fix goes
         if res is None:
             res = LoaderResolver(ctx, info)
         held = _held(res, call)
+        programs = placement.programs_reaching(ctx, info, scope)
+        if programs and all(id(p) in lightning for p in programs) and not held:
+            # reported once, at the program's `seed_everything` call, where the fix goes (a
+            # generator the dataset holds is Lightning's workers' no more than torch's)
+            continue
         reseeded = reseeds_workers(ctx, module=info)
         if reseeded and not held:
             continue  # the workers reseed the global RNGs themselves (spec, large repositories 8)
@@ -105,7 +107,7 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
         elif held:
             # the documented seed_worker does not reseed the dataset's own generator: the fix
             # gives each worker's copy a seed of its own
-            fix = _reseed_fix(res, ev, call, held)
+            fix = _reseed_fix(res, ev, call, held, globals_too=not reseeded)
         else:
             fix = _worker_fix(ctx, res, ev, call)
         message, help = _worker_message(call.target, workers, held)
@@ -132,10 +134,11 @@ def catalog_since() -> str:
     return catalog.load("dataloading")["workers-reseed-globals-since"]
 
 
-def _reseed_fix(res: "LoaderResolver", ev, call: "LoaderCall", held: list) -> Optional[Fix]:
+def _reseed_fix(res: "LoaderResolver", ev, call: "LoaderCall", held: list, globals_too: bool = False) -> Optional[Fix]:
     """A `worker_init_fn` that gives the generator objects the dataset holds a seed of each
     worker's own (from `torch.initial_seed()`, which differs per worker and follows the
-    loader's base seed)."""
+    loader's base seed); with `globals_too` (a release whose workers do not reseed them),
+    numpy's and Python's global RNGs as well."""
     target = call.target
     if "worker_init_fn" in call.star_keys or target.fixable is not None and "worker_init_fn" not in target.fixable:
         return None
@@ -147,8 +150,11 @@ def _reseed_fix(res: "LoaderResolver", ev, call: "LoaderCall", held: list) -> Op
     name = fixes["reseed-function"]
     if name in res.info.functions or name in res.info.exports:
         return None  # a function of that name exists: the user's, not this one
-    code = fixes["reseed-code"].strip().replace("{lines}", "\n".join(lines[api].replace("{attr}", attr) for attr, api in attrs))
-    objects = ", ".join(f"`{attr}`" for attr, _ in attrs)
+    body = [lines[api].replace("{attr}", attr) for attr, api in attrs]
+    if globals_too:
+        body += fixes["reseed-globals-lines"]
+    code = fixes["reseed-code"].strip().replace("{lines}", "\n".join(body))
+    objects = ", ".join(f"`{attr}`" for attr, _ in attrs) + (" and numpy's and Python's global RNGs" if globals_too else "")
     return Fix(
         f"pass `worker_init_fn={name}`, which gives the dataset's {objects} a seed of each worker's own", "safe",
         (AddKeyword(_span(ev), "worker_init_fn", name), EnsureFunction(name, code + "\n")),

@@ -17,6 +17,7 @@ from repro_lint.analysis.context import Context, location, sentences
 from repro_lint.rules.registry import rule
 from repro_lint.facts.families.processes import DEFS, FACTS, process_catalog
 from repro_lint.analysis.messages import source_label
+from repro_lint.analysis.training import instance_call, launched_keys
 
 
 # -- RPL201 ------------------------------------------------------------------------------------
@@ -333,15 +334,6 @@ def _handoff_message(name: str, api: str, missing: list[str]) -> tuple[str, str]
     )
 
 
-def _instance_call(index, qual: str, info: ModuleInfo) -> tuple[str, ...]:
-    """The `__call__` an instance of the project class `qual` runs when called, if any."""
-    cls = index.class_key(qual, info)
-    for base in index.class_bases(cls) if cls else ():
-        if f"{base}.__call__" in index.functions:
-            return (f"{base}.__call__",)
-    return ()
-
-
 @rule("RPL202", per="module", apart=True)
 def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     index = ctx.index
@@ -350,13 +342,10 @@ def seed_outside_worker(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
     for _, ev in info.all_events("handoff"):
         if ev.data["target"] is None:
             continue  # a callable not known here
-        if ev.data.get("instance"):
-            keys = _instance_call(index, ev.data["target"], info)
-        else:
-            keys = index.resolve(ev.data["target"], info)
+        keys = launched_keys(index, ev, info)
         if not keys:
             continue
-        keys = (*keys, *(k for q in ev.data.get("instances", ()) for k in _instance_call(index, q, info)))
+        keys = (*keys, *(k for q in ev.data.get("instances", ()) for k in instance_call(index, q, info)))
         if ev.data["decorated"] and not any(set(index.functions[k].decorators or ()) & cat.remote_decorators for k in keys):
             continue
         draws: set = set()

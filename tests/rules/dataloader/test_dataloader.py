@@ -142,12 +142,6 @@ def test_the_fix_reseeds_the_generator_the_dataset_holds(project):
     assert finding.fix.safety == "safe"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on torch < 1.9 the fix for a dataset that holds a generator is reseed_worker alone, which "
-    "reseeds that object but not numpy's global RNG, which those workers do not reseed either: "
-    "the finding goes away and the dataset's np.random draws stay the same in every worker",
-)
 def test_old_release_fix_for_a_held_generator_also_seeds_the_global_rngs(project):
     f = check(project, {**OLD_TORCH, "lib.py": """
         import random
@@ -462,12 +456,6 @@ def test_lightning_seeding_without_workers_is_moot_on_current_releases(project):
     assert f == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RPL302 skips every loader of a Lightning program seeded without workers=True and, on "
-    "torch >= 1.9, reports nothing at the seed_everything call either: a dataset's own generator "
-    "goes unreported (spec, large repositories 8)",
-)
 def test_lightning_program_still_reports_a_generator_the_dataset_holds(project):
     f = check(project, {"train.py": """
         import lightning as L

@@ -108,7 +108,7 @@ class Planner:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
             raise FixError("RPL001", f"cannot parse the file to fix it: {exc.message}") from exc
-        self.layout = Layout.of(module)
+        self.layout = Layout.of(module, text)
         self.module = self.layout.module
         self.default_seed = default_seed
         self.style = style or Style()
@@ -123,6 +123,7 @@ class Planner:
         self.keywords: dict[int, list] = {}
         self.unsafe_keywords: set = set()  # (call id, keyword) added by an unsafe fix
         self.replacements: dict[int, cst.BaseExpression] = {}
+        self.holders: dict[int, cst.CSTNode] = {}  # id(edited expression) -> the statement that holds it
         self.moved: dict[int, cst.BaseStatement] = {}  # id -> statement moved into a function
         self.keys: set = set()
         self.seen_edits: set = set()
@@ -295,6 +296,8 @@ class Planner:
         if not (st is not None and _assigned_value(st.node, node)):
             new = _parenthesised(node, new)
         self.replacements[id(node)] = new
+        if st is not None:
+            self.holders[id(node)] = st.node
         if _is_literal(node) and self.module.code_for_node(new) != self.module.code_for_node(node).strip("()"):
             st = self.layout.statement_at(edit.span)
             if st is not None and isinstance(st.node, cst.SimpleStatementLine):
@@ -485,7 +488,39 @@ class Planner:
                     item.stmts = [
                         _strip_blank_lines(s.visit(inner)) if id(s) in self.moved else s for s in item.stmts
                     ]
+        if self.layout.source is not None and not self.layout.node_positions:
+            return self.module.visit(_Transformer(self, blocks=True, statements=self._edited_statements())).code
         return self.module.visit(_Transformer(self, blocks=True, only=self._edited_spans())).code
+
+    def _edited_statements(self) -> set:
+        """The ids of the statements that hold an edit, and of those that hold them: the
+        transformer enters no other statement."""
+        source = self.layout.source
+        nodes: list = []
+        for oid, pending in self.keywords.items():
+            if pending and oid in self.calls:
+                st = self.layout.statement_at(self.calls[oid][1])
+                if st is not None:
+                    nodes.append(st.node)
+        nodes += [self.holders[oid] for oid in self.replacements if oid in self.holders]
+        ids = set(self.stale_comments) | set(self.moved)
+        ids.update(id(source.lines_of[oid]) for oid in self.imports.from_names if oid in source.lines_of)  # type: ignore[union-attr]
+        for oid in self.blocks:
+            owner = source.owners.get(oid)  # type: ignore[union-attr]
+            if owner is not None:
+                nodes.append(owner)
+        out: set = set()
+        todo = [id(n) for n in nodes] + list(ids)
+        parents = source.parents  # type: ignore[union-attr]
+        while todo:
+            oid = todo.pop()
+            if oid in out:
+                continue
+            out.add(oid)
+            parent = parents.get(oid)
+            if parent is not None:
+                todo.append(id(parent))
+        return out
 
     def _edited_spans(self) -> list:
         """The spans of the nodes the edits change: the transformer visits only the subtrees
@@ -512,14 +547,19 @@ def _strip_blank_lines(stmt):
 
 
 class _Transformer(cst.CSTTransformer):
-    def __init__(self, plan: Planner, blocks: bool, only: Optional[list] = None) -> None:
+    def __init__(self, plan: Planner, blocks: bool, only: Optional[list] = None, statements: Optional[set] = None) -> None:
         super().__init__()
         self.plan = plan
         self.with_blocks = blocks
         self.only = only  # the spans of the edited nodes: other subtrees are left as they are
         self.positions = plan.layout.node_positions
+        # (with statement positions from `ast`) the statements entered: those that hold an edit
+        self.statements = statements
+        self.known = plan.layout.source.statements if plan.layout.source is not None else {}
 
     def on_visit(self, node) -> bool:
+        if self.statements is not None:
+            return id(node) not in self.known or id(node) in self.statements
         only = self.only
         if only is None:
             return True

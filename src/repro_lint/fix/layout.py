@@ -16,6 +16,8 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from repro_lint.fix.positions import SourcePositions, Unpaired
+
 Pos = tuple[int, int]
 
 
@@ -116,9 +118,26 @@ class Layout(cst.CSTVisitor):
     (the metadata wrapper works on its own copy of the tree)."""
 
     @classmethod
-    def of(cls, module: cst.Module) -> "Layout":
-        positions = _positions(module)
+    def of(cls, module: cst.Module, text: Optional[str] = None) -> "Layout":
+        """The layout of `module`; with its `text`, statement positions come from `ast`
+        (`fix/positions.py`) and expressions are found when asked, else every node's
+        position from libcst's provider."""
         layout = cls(module)
+        source = SourcePositions.of(text, module) if text is not None else None
+        if source is not None:
+            layout.source = source
+            layout._into_expressions = ":=" in text  # (`:=` binds names in expressions)
+            module.visit(layout)
+            return layout
+        layout._index_every_node()
+        module.visit(layout)
+        return layout
+
+    def _index_every_node(self) -> None:
+        """Every node's position, from libcst's provider: where `ast` does not pair with the
+        tree, or an expression's text does not tell it apart."""
+        positions = _positions(self.module)
+        layout = self
         # expressions by span, from the positions of every node (a visit of every node cost
         # half of a fix's time): a node's position is recorded after its children's, so
         # reversing the nodes of one span puts the outermost first
@@ -137,8 +156,6 @@ class Layout(cst.CSTVisitor):
         layout.node_positions = positions
         # the visit reads statements and what binds names; expressions bind none but `:=`
         layout._into_expressions = walrus
-        module.visit(layout)
-        return layout
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__()
@@ -158,10 +175,14 @@ class Layout(cst.CSTVisitor):
         self._main_guards: set[int] = set()
         self._type_checking = 0  # depth of `if TYPE_CHECKING:` blocks: their imports do not run
         self._into_expressions = True
-        self.node_positions: dict = {}  # every node -> its CodeRange (`of`)
+        self.node_positions: dict = {}  # every node -> its CodeRange (`of`, without the text)
+        self.source: Optional[SourcePositions] = None  # statement positions from `ast` (`of`, with the text)
+        self._line = 0  # the line of the statement being visited (what a binding records)
 
     # -- helpers ---------------------------------------------------------------------
     def _pos(self, node: cst.CSTNode) -> tuple[Pos, Pos]:
+        if self.source is not None:
+            return self.source.statements[id(node)]
         rng = self.node_positions[node]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
@@ -173,7 +194,12 @@ class Layout(cst.CSTVisitor):
         return None
 
     def _bind(self, name: str, kind: str = "other", module: Optional[str] = None, node: Optional[cst.CSTNode] = None) -> None:
-        line = self._pos(node)[0][0] if node is not None else 0
+        if node is None:
+            line = 0
+        elif self.source is not None:
+            line = self._line  # (the statement's line: a name it binds is bound there)
+        else:
+            line = self._pos(node)[0][0]
         if self._scopes and self._scopes[-1][0] == "class":
             return
         if self._type_checking and kind != "other":
@@ -195,6 +221,10 @@ class Layout(cst.CSTVisitor):
 
     # -- visiting --------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.source is not None:
+            span = self.source.statements.get(id(node))
+            if span is not None:
+                self._line = span[0][0]
         if not self._scopes:
             self._top = self._top_index.get(id(node), self._top)
         if not self._into_expressions and isinstance(node, cst.BaseExpression):
@@ -330,6 +360,14 @@ class Layout(cst.CSTVisitor):
 
     def expression_at(self, span: tuple, kind: type = cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The outermost expression of type `kind` with exactly this span."""
+        if self.source is not None:
+            st = self.statement_at(span)
+            if st is None:
+                return None
+            found = self.source.expression(st.node, span, kind)
+            if not isinstance(found, Unpaired):
+                return found
+            self._index_every_node()  # the texts do not tell it apart: the provider does
         for node in self.expressions.get(tuple(span[:4]), ()):
             if isinstance(node, kind):
                 return node

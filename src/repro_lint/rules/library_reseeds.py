@@ -1,0 +1,135 @@
+"""RPL106: a global seeding call with a fixed seed in code that runs in the middle of a program,
+away from where the program seeds (the facts are in `facts/families/seed_values.py`).
+
+Which seeding is the program's own is read from its entry path: the seeding that the entry
+module's main body makes (itself, or through the project functions it calls) before it first
+draws from that source. A seeding helper (a function whose name says it seeds, or that makes
+nothing but seeding calls) seeds whatever calls it, on purpose. What is left is a reset of the
+global stream by code the program calls mid-run: a leftover `torch.manual_seed(0)` in a
+renderer's sampling method, a dataset that calls `random.seed(1234)` when it is built.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterable, Optional
+
+from repro_lint.analysis import placement
+from repro_lint.analysis.context import Context, sentences, unfixed
+from repro_lint.core import catalog
+from repro_lint.core.edits import WrapStatements
+from repro_lint.core.findings import Finding, Fix
+from repro_lint.facts.model import Event, ModuleInfo
+from repro_lint.index.program import Program
+from repro_lint.rules.registry import rule
+
+_LABELS = {"python": "Python's `random` generator", "numpy": "numpy's global RNG", "torch": "torch's global RNG"}
+# module name parts of a package's test support (`utils/testing_utils.py`): only tests run it
+_TEST_SUPPORT = ("testing", "test_utils", "testing_utils", "tests", "test")
+
+
+@functools.lru_cache(maxsize=1)
+def _fork_rng() -> str:
+    return catalog.load("seed_values")["reseeding"]["fork-rng"]
+
+
+def _program_seeds_here(ctx: Context, program: Program, info: ModuleInfo, scope: str, sources: tuple) -> bool:
+    """Whether the seeding call in `scope` is the program's own seeding of its sources: the
+    first seeding of the source on the entry path, made there or through the project code
+    that statement calls. The entry path starts at the entry module's main body and goes into
+    the function of the entry module that its first seeding statement calls, while that
+    function runs once per run (`main()` called from the `__main__` block)."""
+    index = ctx.index
+    here = (info.module, scope)
+    entry = program.entry
+    for source in sources or index.m.sources:
+        body = placement.start_body(program)
+        seen = set()
+        while body not in seen:
+            seen.add(body)
+            items = placement.body_items(ctx, entry, (body,))
+            seeding = next((it for it in items if it.kind == "seed" and source in it.sources), None)
+            if seeding is None:
+                break
+            if isinstance(seeding.at, Event):
+                if (entry.module, body) == here:
+                    return True
+                break
+            inner = [index.scope_of(k) for k in seeding.keys]
+            if len(inner) == 1 and inner[0][0] == entry.module and placement.runs_once(ctx, program, body, seeding.pos[0], seeding.keys[0]):
+                body = inner[0][1]  # the call into `main()`: the seeding is made further in
+                continue
+            if here in index.reach(inner, include_imports=False):
+                return True
+            break
+    return False
+
+
+def _entry_body(program: Program, info: ModuleInfo, scope: str) -> bool:
+    """Whether `scope` is the program's main body (its Hydra main, `__main__` block or module level)."""
+    return info is program.entry and scope == placement.start_body(program)
+
+
+def _test_support(info: ModuleInfo) -> bool:
+    parts = info.module.replace("-", "_").split(".")
+    return info.is_test or any(p in _TEST_SUPPORT or p.startswith("test_") or p.endswith("_test") for p in parts)
+
+
+@rule("RPL106", per="module", apart=True)
+def library_reseeds_global(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    if _test_support(info):
+        return
+    for scope, ev in info.all_events("reseed"):
+        data = ev.data
+        if data.get("local") or data.get("seeder") or data.get("value") not in ("literal", "constant"):
+            continue
+        sources = tuple(data.get("sources") or ())
+        programs = placement.programs_reaching(ctx, info, scope)
+        mid_run = [p for p in programs if not _entry_body(p, info, scope) and not _program_seeds_here(ctx, p, info, scope, sources)]
+        if programs and not mid_run:
+            continue  # the script's own seeding, or the seeding the programs start with
+        if not programs and not placement.is_library(ctx, info):
+            continue  # neither a program nor the package's code runs it
+        yield _finding(ctx, info, ev, sources, mid_run)
+
+
+def _finding(ctx: Context, info: ModuleInfo, ev: Event, sources: tuple, programs: list) -> Finding:
+    data = ev.data
+    api = data["api"]
+    labels = [_LABELS.get(s, s) for s in sources] or ["every global RNG"]
+    rngs = labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+    where = f"`{data['function']}`"
+    if programs:
+        more = f" (and {len(programs) - 1} other program{'s' if len(programs) > 2 else ''})" if len(programs) > 1 else ""
+        runs = f"while {programs[0].entry.path} runs{more}"
+    else:
+        runs = "in whatever program calls it"
+    message = f"`{api}` with a fixed seed in {where} resets {rngs} {runs}"
+    related: list = []
+    fix, why = _fix(info, data, sources)
+    help = sentences(
+        "every call puts the program's stream back to the same point, whatever seed the program chose: the draws "
+        "after it repeat, and the program's own seed no longer decides them; keep the seed local "
+        "(`with torch.random.fork_rng():` around it and the draws it is for, or a generator of their own: "
+        "`torch.Generator().manual_seed(0)`, `np.random.default_rng(0)`, `random.Random(0)`), or remove it if it "
+        "is left over from testing",
+        unfixed(why) if fix is None else "",
+    )
+    return ctx.finding("RPL106", info, ev, message, related, fix, help=help)
+
+
+def _fix(info: ModuleInfo, data: dict, sources: tuple) -> tuple[Optional[Fix], str]:
+    why = placement.not_editable(info)
+    if why:
+        return None, why
+    if set(sources) != {"torch"}:
+        return None, "`torch.random.fork_rng()` keeps only torch's generators local; give this code a generator of its own"
+    if not data.get("block"):
+        return None, "the seeding call is not a statement of its own"
+    if data.get("leaves"):
+        return None, "the block after it yields, and the caller would run inside the forked state"
+    edit = WrapStatements(tuple(tuple(s) for s in data["block"]), f"with {_fork_rng()}:")
+    return Fix(
+        "run the seeding call and the rest of its block inside `with torch.random.fork_rng():`, which restores the "
+        "program's torch generators when the block ends", "unsafe", (edit,),
+    ), ""

@@ -3,10 +3,11 @@ neither saves nor restores the RNG states (the facts are in `facts/families/chec
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Iterable, Optional
 
-from repro_lint.analysis.context import Context, line_words, location, sentences, unfixed
+from repro_lint.analysis.context import Context, line_words, location, program_cache, sentences, unfixed
 from repro_lint.analysis.placement import not_editable, programs_reaching
 from repro_lint.analysis.torch_target import program_target
 from repro_lint.core.edits import AddDictItems, AddKeyword, InsertStatements
@@ -34,8 +35,18 @@ def _framework_keeps_rng(ctx: Context, program: Program, package: str) -> bool:
     return True  # undeclared: current releases
 
 
+_KEEPS: "weakref.WeakKeyDictionary[Program, bool]" = program_cache()
+
+
 def _keeps_rng(ctx: Context, program: Program) -> bool:
     """Whether the program saves or restores RNG states itself, or a framework it runs does."""
+    hit = _KEEPS.get(program)
+    if hit is None:
+        hit = _KEEPS[program] = _keeps_rng_of(ctx, program)
+    return hit
+
+
+def _keeps_rng_of(ctx: Context, program: Program) -> bool:
     for _, _, ev in program.events("rngstate"):
         if ev.data.get("local"):
             continue
@@ -77,10 +88,7 @@ def checkpoint_without_rng_state(ctx: Context, info: ModuleInfo) -> Iterable[Fin
         data = ev.data
         if not data.get("optimizer") or data.get("rng"):
             continue
-        programs = [
-            p for p in programs_reaching(ctx, info, scope)
-            if _trains(p) and _resumes(p) and not _keeps_rng(ctx, p)
-        ]
+        programs = [p for p in programs_reaching(ctx, info, scope) if _trains(p) and _resumes(p) and not _keeps_rng(ctx, p)]
         if not programs:
             continue
         program = programs[0]

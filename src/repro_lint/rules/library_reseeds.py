@@ -1,9 +1,9 @@
 """RPL106: a global seeding call with a fixed seed in code that runs in the middle of a program,
 away from where the program seeds (the facts are in `facts/families/seed_values.py`).
 
-Which seeding is the program's own is read from its entry path: the seeding that the entry
-module's main body makes (itself, or through the project functions it calls) before it first
-draws from that source. A seeding helper (a function whose name says it seeds, or that makes
+Which seeding is the program's own is read from its entry path: the first seeding of a source
+that the entry module's main body makes (itself, or through the project functions it calls)
+before anything draws from it. A later seeding call with a fixed seed resets that choice. A seeding helper (a function whose name says it seeds, or that makes
 nothing but seeding calls) seeds whatever calls it, on purpose. What is left is a reset of the
 global stream by code the program calls mid-run: a leftover `torch.manual_seed(0)` in a
 renderer's sampling method, a dataset that calls `random.seed(1234)` when it is built.
@@ -19,7 +19,7 @@ from repro_lint.analysis.context import Context, sentences, unfixed
 from repro_lint.core import catalog
 from repro_lint.core.edits import WrapStatements
 from repro_lint.core.findings import Finding, Fix
-from repro_lint.facts.model import Event, ModuleInfo
+from repro_lint.facts.model import Event, ModuleInfo, is_reference
 from repro_lint.index.program import Program
 from repro_lint.rules.registry import rule
 
@@ -33,36 +33,72 @@ def _fork_rng() -> str:
     return catalog.load("seed_values")["reseeding"]["fork-rng"]
 
 
-def _program_seeds_here(ctx: Context, program: Program, info: ModuleInfo, scope: str, sources: tuple) -> bool:
-    """Whether the seeding call in `scope` is the program's own seeding of its sources: the
-    first seeding of the source on the entry path, made there or through the project code
-    that statement calls. The entry path starts at the entry module's main body and goes into
-    the function of the entry module that its first seeding statement calls, while that
-    function runs once per run (`main()` called from the `__main__` block)."""
-    index = ctx.index
+_MAX_DEPTH = 12  # calls followed down the entry path
+
+
+def _resets_program_seed(ctx: Context, program: Program, info: ModuleInfo, scope: str, ev: Event, sources: tuple) -> bool:
+    """Whether the seeding call `ev` in `scope` resets a stream the program has seeded itself:
+    on the program's entry path, the first thing that touches one of its sources is another
+    seeding (the program's own), and this call comes after it. When it is the first to seed
+    (the program's seeder, or a helper that seeds before it builds), or the program draws
+    before any seed, it does not override the program's choice."""
     here = (info.module, scope)
-    entry = program.entry
-    for source in sources or index.m.sources:
-        body = placement.start_body(program)
-        seen = set()
-        while body not in seen:
-            seen.add(body)
-            items = placement.body_items(ctx, entry, (body,))
-            seeding = next((it for it in items if it.kind == "seed" and source in it.sources), None)
-            if seeding is None:
-                break
-            if isinstance(seeding.at, Event):
-                if (entry.module, body) == here:
-                    return True
-                break
-            inner = [index.scope_of(k) for k in seeding.keys]
-            if len(inner) == 1 and inner[0][0] == entry.module and placement.runs_once(ctx, program, body, seeding.pos[0], seeding.keys[0]):
-                body = inner[0][1]  # the call into `main()`: the seeding is made further in
-                continue
-            if here in index.reach(inner, include_imports=False):
-                return True
-            break
-    return False
+    return any(_first_touch(ctx, program, here, ev, source) == "other seed" for source in sources or ctx.index.m.sources)
+
+
+def _body_items(ctx: Context, info: ModuleInfo, body: str) -> list:
+    """`placement.body_items` of one body, worked out once per check (the programs that reach
+    a library function share their paths)."""
+    table = ctx.__dict__.setdefault("_reseed_bodies", {})
+    key = (info.module, body)
+    hit = table.get(key)
+    if hit is None:
+        hit = table[key] = placement.body_items(ctx, info, (body,))
+    return hit
+
+
+def _first_touch(ctx: Context, program: Program, here: tuple, ev: Event, source: str) -> str:
+    """What first touches `source` on the program's entry path: "this" (the seeding call
+    `ev`), "other seed" (the program's own seeding: a seeding call in the entry module, a
+    framework's seeding helper or a project seeding helper), "draw", or "unknown". The path
+    starts at the entry module's main body and follows the call that first touches the
+    source (or, when the body touches none, the function it hands to a launcher,
+    `mp.spawn(main, ...)`), down to where `here` is reached."""
+    index = ctx.index
+    entry = program.entry.module
+    mod, body = entry, placement.start_body(program)
+    for _ in range(_MAX_DEPTH):
+        binfo = index.modules.get(mod)
+        if binfo is None:
+            return "unknown"
+        items = [it for it in _body_items(ctx, binfo, body) if source in it.sources]
+        if not items:
+            handed = [
+                index.scope_of(keys[0]) for call, keys in index.callees(binfo, body)
+                if is_reference(call) and len(keys) == 1
+                and here in index.reach([index.scope_of(keys[0])], include_imports=False)
+            ]
+            if not handed:
+                return "unknown"
+            mod, body = handed[0]
+            continue
+        first = items[0]
+        if first.kind != "seed":
+            return "draw"
+        if isinstance(first.at, Event):
+            if (mod, body) == here and first.pos == ev.pos:
+                return "this"
+            fn = binfo.functions.get(body)
+            own = mod == entry or first.at.data.get("framework") or fn is not None and index.m.looks_like_seeder(fn.name)
+            return "other seed" if own else "unknown"
+        scopes = [index.scope_of(k) for k in first.keys]
+        if here not in index.reach(scopes, include_imports=False):
+            seeders = all(index.m.looks_like_seeder(k) for k in first.keys)
+            return "other seed" if seeders else "unknown"
+        if len(scopes) != 1:
+            return "unknown"  # reached through several callees at once
+        mod, body = scopes[0]
+    return "unknown"
 
 
 def _entry_body(program: Program, info: ModuleInfo, scope: str) -> bool:
@@ -85,7 +121,7 @@ def library_reseeds_global(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             continue
         sources = tuple(data.get("sources") or ())
         programs = placement.programs_reaching(ctx, info, scope)
-        mid_run = [p for p in programs if not _entry_body(p, info, scope) and not _program_seeds_here(ctx, p, info, scope, sources)]
+        mid_run = [p for p in programs if not _entry_body(p, info, scope) and _resets_program_seed(ctx, p, info, scope, ev, sources)]
         if programs and not mid_run:
             continue  # the script's own seeding, or the seeding the programs start with
         if not programs and not placement.is_library(ctx, info):

@@ -39,7 +39,8 @@ _KEEPS: "weakref.WeakKeyDictionary[Program, bool]" = program_cache()
 
 
 def _keeps_rng(ctx: Context, program: Program) -> bool:
-    """Whether the program saves or restores RNG states itself, or a framework it runs does."""
+    """Whether the program saves or restores RNG states itself, or a framework it runs does,
+    or seeds again inside a loop (each step or epoch from its number: a resumed run repeats)."""
     hit = _KEEPS.get(program)
     if hit is None:
         hit = _KEEPS[program] = _keeps_rng_of(ctx, program)
@@ -47,6 +48,9 @@ def _keeps_rng(ctx: Context, program: Program) -> bool:
 
 
 def _keeps_rng_of(ctx: Context, program: Program) -> bool:
+    for info, scope, ev in program.events("seed"):
+        if any(start <= ev.line <= end for start, end in info.loops.get(scope, ())):
+            return True  # seeded again as it goes (`set_torch_seed(seed + num_updates)` each step)
     for _, _, ev in program.events("rngstate"):
         if ev.data.get("local"):
             continue
@@ -100,15 +104,22 @@ def checkpoint_without_rng_state(ctx: Context, info: ModuleInfo) -> Iterable[Fin
             "this checkpoint holds optimizer state to resume from, but the program neither saves nor restores "
             f"the RNG states (it resumes on {where})"
         )
+        drawn = [s for s in ("torch", "numpy", "python") if s in program.draws()] or ["torch"]
+        calls = {"torch": "`torch.get_rng_state()` and `torch.cuda.get_rng_state_all()`", "numpy": "`np.random.get_state()`",
+                 "python": "`random.getstate()`"}
+        names = {"torch": "torch's and CUDA's", "numpy": "numpy's", "python": "Python's"}
         help = sentences(
-            "a run resumed from it starts torch's, CUDA's, numpy's and Python's generators afresh, so it draws other "
-            "dropout masks, augmentations and data order than the uninterrupted run from the step it resumes at; save "
-            "`torch.get_rng_state()`, `torch.cuda.get_rng_state_all()`, `np.random.get_state()` and "
-            "`random.getstate()` with the checkpoint and set them back after loading it (and resume the data where it "
-            "stopped: the epoch, or the sampler's position mid-epoch)",
+            f"a run resumed from it starts {_words([names[s] for s in drawn])} generators afresh, so from the step it "
+            "resumes at it draws other dropout masks, augmentations and data order than the uninterrupted run; save "
+            f"{_words([calls[s] for s in drawn])} with the checkpoint and set them back after loading it (and resume "
+            "the data where it stopped: the epoch, or the sampler's position mid-epoch)",
             unfixed(why) if fix is None else "",
         )
         yield ctx.finding("RPL501", info, ev, message, related, fix, help=help)
+
+
+def _words(parts: list) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _fix(ctx: Context, program: Program, info: ModuleInfo, ev: Event, loads: list) -> tuple[Optional[Fix], str]:

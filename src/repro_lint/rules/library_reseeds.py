@@ -161,7 +161,7 @@ def _fix(info: ModuleInfo, data: dict, sources: tuple) -> tuple[Optional[Fix], s
     if set(sources) != {"torch"}:
         return None, "`torch.random.fork_rng()` keeps only torch's generators local; give this code a generator of its own"
     if not data.get("block"):
-        return None, "the seeding call is not a statement of its own"
+        return None, "the statements after it are not a block the fix can wrap"
     if data.get("leaves"):
         return None, "the block after it yields, and the caller would run inside the forked state"
     edit = WrapStatements(tuple(tuple(s) for s in data["block"]), f"with {_fork_rng()}:")

@@ -375,7 +375,9 @@ def _block(ex: Any, body: list, call: ast.Call) -> dict:
         for handler in getattr(parent, "handlers", ()) or ():
             if any(s is stmt for s in handler.body):
                 block = handler.body
-    i = next(i for i, s in enumerate(block) if s is stmt)
+    i = next((i for i, s in enumerate(block) if s is stmt), None)
+    if i is None:  # (a block this does not read, a `match` case)
+        return {"block": (), "leaves": True}
     rest = block[i:]
     # (a `with` block is left by `return`, `break` and exceptions alike, restoring the state;
     # a generator's `yield` would leave the state forked while its caller runs)

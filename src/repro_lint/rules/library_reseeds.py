@@ -37,13 +37,26 @@ _MAX_DEPTH = 12  # calls followed down the entry path
 
 
 def _resets_program_seed(ctx: Context, program: Program, info: ModuleInfo, scope: str, ev: Event, sources: tuple) -> bool:
-    """Whether the seeding call `ev` in `scope` resets a stream the program has seeded itself:
-    on the program's entry path, the first thing that touches one of its sources is another
-    seeding (the program's own), and this call comes after it. When it is the first to seed
-    (the program's seeder, or a helper that seeds before it builds), or the program draws
-    before any seed, it does not override the program's choice."""
+    """Whether the seeding call `ev` in `scope` resets a stream the program has seeded itself
+    and goes on drawing from: on the program's entry path, the first thing that touches one of
+    its sources is another seeding (the program's own), and the program draws from that source
+    in code other than the reseeding function (and what it calls). When it is the first to
+    seed (the program's seeder, or a helper that seeds before it builds), or the program draws
+    before any seed, it does not override the program's choice; when nothing else draws from
+    the source, the reset changes nothing."""
     here = (info.module, scope)
-    return any(_first_touch(ctx, program, here, ev, source) == "other seed" for source in sources or ctx.index.m.sources)
+    return any(
+        _first_touch(ctx, program, here, ev, source) == "other seed" and _draws_elsewhere(ctx, program, here, source)
+        for source in sources or ctx.index.m.sources
+    )
+
+
+def _draws_elsewhere(ctx: Context, program: Program, here: tuple, source: str) -> bool:
+    draws = program.draws().get(source, ())
+    if not draws:
+        return False
+    local = set(ctx.index.reach([here], include_imports=False))
+    return any((dinfo.module, dscope) not in local for dinfo, dscope, _ in draws)
 
 
 def _body_items(ctx: Context, info: ModuleInfo, body: str) -> list:

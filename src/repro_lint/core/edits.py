@@ -89,6 +89,30 @@ class MoveStatements:
 
 
 @dataclass(frozen=True, **_SLOTS)
+class WrapStatements:
+    """Put consecutive statements of one block (`stmts`: their spans, in order) inside a new
+    compound statement that takes their place: `header` is its first line as a template
+    (`with {mod:torch}.random.fork_rng():`). The statements keep their comments, and the
+    edits other fixes make inside them."""
+
+    stmts: tuple
+    header: str
+    path: str = ""
+
+
+@dataclass(frozen=True, **_SLOTS)
+class AddDictItems:
+    """Add `key: value` items (`items`: pairs of code templates) to the dict display at
+    `dict` (its span), in its own layout: one item per line where it has one per line, else on
+    its line while that fits the line length, else one per line as black writes it. A key
+    the dict already has is left as it is."""
+
+    dict: Span
+    items: tuple
+    path: str = ""
+
+
+@dataclass(frozen=True, **_SLOTS)
 class EnsureFunction:
     """Add a module-level function after the imports unless one of that name exists."""
 

@@ -22,7 +22,17 @@ import libcst as cst
 
 from repro_lint.core.findings import Fix
 from repro_lint.fix import calls
-from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, MoveStatements, ReplaceExpression, SeedSpec
+from repro_lint.core.edits import (
+    AddDictItems,
+    AddKeyword,
+    EnsureFunction,
+    InsertStatements,
+    MoveStatements,
+    ReplaceExpression,
+    SeedSpec,
+    WrapStatements,
+)
+from repro_lint.fix import dicts
 from repro_lint.fix.imports import OTHER, Context, Imports, with_names
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style
@@ -125,6 +135,9 @@ class Planner:
         self.replacements: dict[int, cst.BaseExpression] = {}
         self.holders: dict[int, cst.CSTNode] = {}  # id(edited expression) -> the statement that holds it
         self.moved: dict[int, cst.BaseStatement] = {}  # id -> statement moved into a function
+        self.wrapped: dict[int, cst.BaseStatement] = {}  # id -> a new compound statement holding statements moved into it
+        self.dict_items: dict[int, tuple] = {}  # id -> (original dict display, span, [(key, value)]) of displays that get items
+        self.dict_layouts: dict[int, Optional[tuple]] = {}
         self.keys: set = set()
         self.seen_edits: set = set()
         self.seed_constant: Optional[str] = None
@@ -254,6 +267,10 @@ class Planner:
                 self._move(edit, spec, code)
             elif isinstance(edit, EnsureFunction):
                 self._ensure_function(edit, spec, code)
+            elif isinstance(edit, WrapStatements):
+                self._wrap(edit, spec, code)
+            elif isinstance(edit, AddDictItems):
+                self._add_dict_items(edit, spec, code)
             else:
                 raise FixError(code, f"unknown edit operation {type(edit).__name__}")
 
@@ -429,6 +446,48 @@ class Planner:
             stmts = self._local_imports_apart(block, index, _parse_statements("".join(s + "\n" for s in local) + text, code))
         self._add_item(block, index, _Item(_STATEMENTS, -1, self._next(), stmts + moved, "plain"))
 
+    def _wrap(self, edit: WrapStatements, spec, code: str) -> None:
+        found = [self.layout.statement_at(span) for span in edit.stmts]
+        if not found or any(st is None or st.start != (span[0], span[1]) for st, span in zip(found, edit.stmts)):
+            raise FixError(code, f"statements at line {edit.stmts[0][0] if edit.stmts else 0} not found")
+        first = found[0]
+        if any(st.block is not first.block or st.index != first.index + i for i, st in enumerate(found)):  # type: ignore[union-attr]
+            raise FixError(code, f"the statements at line {edit.stmts[0][0]} are not one run of a block")
+        if any(id(st.node) in self.moved for st in found):  # type: ignore[union-attr]
+            return
+        text, local = self.expand(edit.header, spec, self._statement_context(first, after=False), local_ok=True, code=code)
+        header = _parse_statements("".join(s + "\n" for s in local) + text + "\n    pass\n", code)
+        holder = header[-1]
+        if not isinstance(holder, (cst.With, cst.If, cst.For, cst.While, cst.Try)) or not isinstance(holder.body, cst.IndentedBlock):
+            raise FixError(code, f"`{edit.header}` does not start a block")
+        nodes = [st.node for st in found]  # type: ignore[union-attr]
+        lead = list(getattr(nodes[0], "leading_lines", ()))
+        nodes[0] = nodes[0].with_changes(leading_lines=[])
+        holder = holder.with_changes(body=holder.body.with_changes(body=nodes), leading_lines=lead)
+        for st in found:
+            self.moved[id(st.node)] = st.node  # type: ignore[union-attr]
+            self.removals.setdefault(id(first.block), set()).add(st.index)  # type: ignore[union-attr]
+        self.blocks[id(first.block)] = first.block
+        self.wrapped[id(holder)] = holder
+        self._add_item(first.block, first.index, _Item(_STATEMENTS, -1, self._next(), [*header[:-1], holder], "plain"))
+
+    def _add_dict_items(self, edit: AddDictItems, spec, code: str) -> None:
+        node = self.layout.expression_at(edit.dict, cst.Dict)
+        if node is None:
+            raise FixError(code, f"dict at {edit.dict[0]}:{edit.dict[1] + 1} not found")
+        assert isinstance(node, cst.Dict)
+        _, _, pending = self.dict_items.setdefault(id(node), (node, edit.dict, []))
+        present = {self.module.code_for_node(e.key).strip() for e in node.elements if isinstance(e, cst.DictElement)}
+        present |= {self.module.code_for_node(k).strip() for k, _ in pending}
+        ctx = self._expression_context(edit.dict)
+        for key, value in edit.items:
+            k, _ = self.expand(key, spec, ctx, local_ok=False, code=code)
+            if k.strip() in present:
+                continue
+            present.add(k.strip())
+            v, _ = self.expand(value, spec, ctx, local_ok=False, code=code)
+            pending.append((_parse_expression(k, code), _parse_expression(v, code)))
+
     def _ensure_function(self, edit: EnsureFunction, spec, code: str) -> None:
         key = f"function:{edit.name}"
         if edit.name in self.layout.module_bindings or key in self.keys:
@@ -474,8 +533,19 @@ class Planner:
                 self.style.line_length, self.module.default_indent, per_line.get(span[0], 0) if span[0] == span[2] else 0,
             )
 
+    def _plan_dict_layouts(self) -> None:
+        for oid, (node, span, pending) in self.dict_items.items():
+            if not pending:
+                continue
+            st = self.layout.statement_at(span)
+            added = [dicts.item_text(self.module.code_for_node(k), self.module.code_for_node(v)) for k, v in pending]
+            self.dict_layouts[oid] = dicts.plan(
+                node, span, self.lines, st.start[0] if st is not None else span[0], added, self.style.line_length, self.module.default_indent,
+            )
+
     def build(self) -> str:
         self._plan_layouts()
+        self._plan_dict_layouts()
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             stmt = cst.parse_statement(imp.code + "\n")
@@ -486,7 +556,9 @@ class Planner:
             for point in self.points.values():
                 for item in point.items:
                     item.stmts = [
-                        _strip_blank_lines(s.visit(inner)) if id(s) in self.moved else s for s in item.stmts
+                        _strip_blank_lines(s.visit(inner)) if id(s) in self.moved
+                        else s.visit(inner) if id(s) in self.wrapped else s
+                        for s in item.stmts
                     ]
         if self.layout.source is not None and not self.layout.node_positions:
             return self.module.visit(_Transformer(self, blocks=True, statements=self._edited_statements())).code
@@ -527,6 +599,7 @@ class Planner:
         that hold one (a visit of every node was a third of a fix's time)."""
         ids = {oid for oid, pending in self.keywords.items() if pending}
         ids.update(self.replacements, self.stale_comments, self.imports.from_names, self.blocks, self.moved)
+        ids.update(oid for oid, (_, _, pending) in self.dict_items.items() if pending)
         spans = []
         for node, rng in self.layout.node_positions.items():
             if id(node) in ids:
@@ -574,6 +647,8 @@ class _Transformer(cst.CSTTransformer):
         oid = id(original)
         if oid in plan.keywords and plan.keywords[oid]:
             updated = calls.with_keywords(updated, plan.keywords[oid], plan.module.default_indent, plan.layouts.get(oid))
+        if oid in plan.dict_items and plan.dict_items[oid][2]:
+            updated = dicts.with_items(updated, plan.dict_items[oid][2], plan.dict_layouts.get(oid))
         if oid in plan.stale_comments:
             updated = _without_stale_comment(updated)
         if oid in plan.replacements:

@@ -77,3 +77,13 @@ def admits_before(ctx: Context, program: Program, package: str, version: str) ->
 
 
 _DECLARED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def targets_before(ctx: Context, version: str, program: Optional[Program] = None, module: Optional[ModuleInfo] = None) -> str:
+    """Where the project declares a torch release before `version` for the program (or the
+    module), e.g. "torch>=0.4.0 in requirements.txt"; "" when every targeted release is that
+    one or later (a project that declares none, or no lower bound, targets current releases)."""
+    target = program_target(ctx, program, module)
+    if target.source == "undeclared" or target.lower is None or not target.admits_before(version):
+        return ""
+    return target.where

@@ -122,7 +122,7 @@ class Matchers:
         self.reseed_method_names = frozenset(self.reseed_methods.values())
         self.known_packages = frozenset(rng["known-packages"])
         local = rng.get("local-state", {})
-        self.local_contexts = frozenset(local.get("contexts", ()))
+        self.local_contexts = frozenset([*local.get("contexts", ()), *local.get("meta-contexts", ())])
         self.local_words = tuple(local.get("words", ()))
         self.state_saves = {q: src for src, quals in local.get("save", {}).items() for q in quals}
         self.state_restores = {q: src for src, quals in local.get("restore", {}).items() for q in quals}

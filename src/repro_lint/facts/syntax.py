@@ -182,3 +182,15 @@ def negated(condition: str) -> str:
     if text.replace(".", "").replace("_", "").isalnum():
         return f"not {text}"
     return f"not ({text})"
+
+
+def dotted_chain(node: ast.AST) -> Optional[str]:
+    """`p`, `self.pool`, `loader`: the dotted text of a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

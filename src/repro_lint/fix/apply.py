@@ -561,8 +561,20 @@ class Planner:
                         for s in item.stmts
                     ]
         if self.layout.source is not None and not self.layout.node_positions:
-            return self.module.visit(_Transformer(self, blocks=True, statements=self._edited_statements())).code
+            pruned = _Transformer(self, blocks=True, statements=self._edited_statements())
+            out = self.module.visit(pruned)
+            if self._edited_ids() <= pruned.applied:
+                return out.code
+            # (an edit the pruned walk did not reach: a kind `_edited_statements` does not know)
+            return self.module.visit(_Transformer(self, blocks=True)).code
         return self.module.visit(_Transformer(self, blocks=True, only=self._edited_spans())).code
+
+    def _edited_ids(self) -> set:
+        """The ids of the nodes the edits change."""
+        ids = {oid for oid, pending in self.keywords.items() if pending}
+        ids.update(self.replacements, self.stale_comments, self.imports.from_names, self.blocks)
+        ids.update(oid for oid, (_, _, pending) in self.dict_items.items() if pending)
+        return ids
 
     def _edited_statements(self) -> set:
         """The ids of the statements that hold an edit, and of those that hold them: the
@@ -575,6 +587,10 @@ class Planner:
                 if st is not None:
                     nodes.append(st.node)
         nodes += [self.holders[oid] for oid in self.replacements if oid in self.holders]
+        for _, span, pending in self.dict_items.values():
+            st = self.layout.statement_at(span) if pending else None
+            if st is not None:
+                nodes.append(st.node)
         ids = set(self.stale_comments) | set(self.moved)
         ids.update(id(source.lines_of[oid]) for oid in self.imports.from_names if oid in source.lines_of)  # type: ignore[union-attr]
         for oid in self.blocks:
@@ -597,9 +613,7 @@ class Planner:
     def _edited_spans(self) -> list:
         """The spans of the nodes the edits change: the transformer visits only the subtrees
         that hold one (a visit of every node was a third of a fix's time)."""
-        ids = {oid for oid, pending in self.keywords.items() if pending}
-        ids.update(self.replacements, self.stale_comments, self.imports.from_names, self.blocks, self.moved)
-        ids.update(oid for oid, (_, _, pending) in self.dict_items.items() if pending)
+        ids = self._edited_ids() | set(self.moved)
         spans = []
         for node, rng in self.layout.node_positions.items():
             if id(node) in ids:
@@ -629,6 +643,7 @@ class _Transformer(cst.CSTTransformer):
         # (with statement positions from `ast`) the statements entered: those that hold an edit
         self.statements = statements
         self.known = plan.layout.source.statements if plan.layout.source is not None else {}
+        self.applied: set = set()  # ids of the edited nodes the walk reached
 
     def on_visit(self, node) -> bool:
         if self.statements is not None:
@@ -645,6 +660,7 @@ class _Transformer(cst.CSTTransformer):
     def on_leave(self, original, updated):
         plan = self.plan
         oid = id(original)
+        self.applied.add(oid)
         if oid in plan.keywords and plan.keywords[oid]:
             updated = calls.with_keywords(updated, plan.keywords[oid], plan.module.default_indent, plan.layouts.get(oid))
         if oid in plan.dict_items and plan.dict_items[oid][2]:

@@ -171,6 +171,7 @@ class _Engine:
         self.scope = {k for k, i in self.facts.items() if i.path in report.infos}  # the files the user asked to check
         self.original: dict[str, list] = {}  # display path -> selected findings of the original (files outside the rounds)
         self.original_errors = list(report.errors)
+        self.excluded: set = set()  # rules whose fixes a file is fixed again without (`without`)
         self._members(self.facts, reaching)
 
     def _members(self, facts: dict, reaching: Optional[dict] = None) -> None:
@@ -184,7 +185,10 @@ class _Engine:
                 self.members.setdefault(entry, set()).add(key)
 
     def allowed(self, f: Finding, only: Optional[str] = None) -> bool:
-        return f.fixable and (f.fix.safety == "safe" or self.unsafe) and (only is None or f.code == only)  # type: ignore[union-attr]
+        return (
+            f.fixable and (f.fix.safety == "safe" or self.unsafe)  # type: ignore[union-attr]
+            and (only is None or f.code == only) and f.code not in self.excluded
+        )
 
     # -- checking texts in memory --------------------------------------------------------
     def current_facts(self, files: list, wanted: Optional[set] = None) -> tuple[dict, dict]:
@@ -449,6 +453,23 @@ class _Engine:
             return f"the fixed file would have a new finding {new[0].code} at line {new[0].location.line} ({new[0].message})"
         return None
 
+    def without(self, f: _File, codes: list) -> Optional[_File]:
+        """The file fixed again from its start without the fixes of rules `codes` (those that
+        made it fail): what the other rules' fixes make of it, or None when they fail too or
+        change nothing. A refused fix does not take the file's other fixes with it."""
+        rest = f.fresh()
+        rest.todo = [x for x in rest.todo if x.code not in codes]
+        if not rest.todo:
+            return None
+        self.excluded = set(codes)
+        try:
+            self.rounds([rest], spread=False)
+        finally:
+            self.excluded = set()
+        if rest.failure is not None or rest.text == rest.src.text or self.problem(rest) is not None:
+            return None
+        return rest
+
     def blame(self, f: _File) -> list:
         """The rule codes whose fixes alone already make the file fail (all if none does alone)."""
         codes = sorted(f.codes)
@@ -519,11 +540,15 @@ def apply_fixes(
         _, f.baseline, f.base_errors = base[f.display]
         f.findings, f.errors = f.baseline, f.base_errors
     engine.rounds(files)
-    for f in files:
+    for i, f in enumerate(files):
         if f.failure is None and f.text != f.src.text:
             reason = engine.problem(f)
             if reason is not None:
                 f.failure = _Failed(engine.blame(f), reason)
+                rest = engine.without(f, f.failure.codes)
+                if rest is not None:  # the other rules' fixes of the file stand
+                    outcome.errors.append(f"{f.display}: {', '.join(f.failure.codes)}: fix not applied: {f.failure.reason}")
+                    f = files[i] = rest
         if f.failure is not None:
             outcome.errors.append(f"{f.display}: {', '.join(f.failure.codes)}: fix not applied: {f.failure.reason}")
             continue

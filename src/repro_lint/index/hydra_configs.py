@@ -57,19 +57,8 @@ def config_targets(folder: Path, pattern: re.Pattern, root: Optional[Path] = Non
     """The dotted names the config files under `folder` name, in file and line order. Only
     regular files of bounded size are read (a `.yaml` linked to /dev/zero or a FIFO is
     skipped), and none whose real location is outside the project `root`."""
-    try:
-        files = sorted([*folder.rglob("*.yaml"), *folder.rglob("*.yml")])[:_MAX_FILES]
-    except OSError:
-        return ()
-    inside = str(root.resolve()) if root is not None else None
     found: dict[str, None] = {}
-    for yml in files:
-        if inside is not None and not is_inside(os.path.realpath(yml), inside):
-            continue
-        try:
-            text = read_text(yml)
-        except OSError:
-            continue
+    for text in _yaml_texts(folder, root):
         for line in text.splitlines():
             match = pattern.match(line)
             if match:
@@ -159,19 +148,27 @@ def applied_names(folder: Path, pattern: re.Pattern, root: Optional[Path] = None
     """The dotted names that the YAML files under `folder` (at most `depth` folders down) apply
     (`!apply:module.function`, as the pattern's group), in file and line order: what a config
     loader that calls them runs. Bounded as `config_targets`."""
-    try:
-        files = sorted(p for p in [*folder.rglob("*.yaml"), *folder.rglob("*.yml")] if len(p.relative_to(folder).parts) <= depth)[:_MAX_FILES]
-    except OSError:
-        return ()
-    inside = str(root.resolve()) if root is not None else None
     found: dict[str, None] = {}
+    for text in _yaml_texts(folder, root, depth):
+        for match in pattern.finditer(text):
+            found[match.group(1)] = None
+    return tuple(found)
+
+
+def _yaml_texts(folder: Path, root: Optional[Path], depth: Optional[int] = None):
+    """The texts of the YAML files under `folder` (at most `depth` folders down), in path
+    order: regular files of bounded size, none whose real location is outside `root`."""
+    try:
+        files = sorted(
+            p for p in [*folder.rglob("*.yaml"), *folder.rglob("*.yml")] if depth is None or len(p.relative_to(folder).parts) <= depth
+        )[:_MAX_FILES]
+    except OSError:
+        return
+    inside = str(root.resolve()) if root is not None else None
     for yml in files:
         if inside is not None and not is_inside(os.path.realpath(yml), inside):
             continue
         try:
-            text = read_text(yml)
+            yield read_text(yml)
         except OSError:
             continue
-        for match in pattern.finditer(text):
-            found[match.group(1)] = None
-    return tuple(found)

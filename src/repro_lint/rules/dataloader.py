@@ -16,7 +16,7 @@ from repro_lint.facts.model import ModuleInfo
 from repro_lint.analysis.context import Context, location, sentences, unfixed
 from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
-from repro_lint.analysis.torch_target import reseeds_workers
+from repro_lint.analysis.torch_target import reseeds_workers, targets_before
 from repro_lint.facts.families.dataloader import INITIAL_SEED, loader_catalog
 from repro_lint.analysis.loaders import LoaderCall, LoaderResolver, LoaderTarget, given, loader_calls, workers_of
 from repro_lint.analysis.messages import MAX_RELATED
@@ -36,6 +36,10 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
             continue
         fix = None
         why = placement.not_editable(info) or ""
+        since = catalog.load("dataloading")["generator-keyword-since"]
+        old = targets_before(ctx, since, module=info) if not why else ""
+        if old:
+            why = f"the project targets torch releases before {since} ({old}), whose `{target.api}` has no `generator=`"
         if not why and "generator" not in call.star_keys and (target.fixable is None or "generator" in target.fixable):
             if ev.data["gens"]:
                 fix = Fix(

@@ -218,6 +218,20 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     yield ctx.finding("RPL401", info, at, message, related, fix=fix, help=help)
 
 
+def _under_condition(ctx: Context, program: Program, place: placement.Place) -> bool:
+    """Whether statements inserted at `place` run only under a condition: the place's own
+    guard, or the `if` of the statement they follow (the user's `if args.deterministic:`)."""
+    if place.guard or place.switch:
+        return True
+    if place.where != "after" or place.anchor is None:
+        return False
+    info = ctx.index.modules.get(place.module) if place.module else program.entry
+    if info is None:
+        return False
+    at = (place.anchor[0], place.anchor[1])
+    return any(ev.pos == at and ev.data.get("guard") for evs in info.events.values() for ev in evs)
+
+
 def _checked(fix: Fix, place: placement.Place) -> Fix:
     """`fix` made unsafe, saying what to check, where its place depends on what the index
     cannot see (spec, "Fixes" 9)."""
@@ -382,12 +396,21 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     args = f"{mode}, warn_only=True" if warn else mode
     code = f"{{mod:torch}}.use_deterministic_algorithms({args})\n"
     edits: tuple = (place.insert(code, key=KEY_ALGORITHMS, order=ORDER_ALGORITHMS),)
+    env_words = ""
     if cublas_needed(ctx, st, program) and flags()["cublas"]["variable"] not in st.wrong:
-        env = flag_placement.environment_place(ctx, program)
-        if isinstance(env, placement.Place):
-            edits += (cublas_edit(env),)
+        variable = flags()["cublas"]["variable"]
+        if _under_condition(ctx, program, place):
+            # one switch, one condition (spec, "Fixes" 10): the variable, which cuBLAS reads when
+            # it starts, goes with the switch rather than into every run
+            edits += (place.insert(flags()["cublas"]["code"], key=KEY_CUBLAS, order=ORDER_ALGORITHMS - 1),)
+            env_words = f", with {variable} set just before"
+        else:
+            env = flag_placement.environment_place(ctx, program)
+            if isinstance(env, placement.Place):
+                edits += (cublas_edit(env),)
+                env_words = f", and {variable} set " + ("after the imports" if env.where == "after-imports" else "where the program starts")
     what = "turn deterministic algorithms on" + (f" with the program's switch `{mode}`" if place.switch else "")
-    description = _flags_description(what, place).replace("after the torch seed", "after the cuDNN flags") + _raising_words(raising)
+    description = _flags_description(what, place).replace("after the torch seed", "after the cuDNN flags") + env_words + _raising_words(raising)
     if unseen and not raising:
         return Fix(
             f"{description}, with `warn_only=True`; check: what the program builds by name ({unseen}) is not seen here, "

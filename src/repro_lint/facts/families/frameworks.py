@@ -96,12 +96,36 @@ def _by_name_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) 
     calls, names = _by_name()
     func = node.func
     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    if last == "getattr" and qual in (None, "getattr", "builtins.getattr"):
+        # `getattr(models, args.arch)`: a module's attribute named at run time
+        if len(node.args) >= 2 and _names_module(ex, node.args[0]) and not isinstance(node.args[1], ast.Constant):
+            ex.add("byname", node, api="getattr")
+            ex.info.extra[BY_NAME] = True
+        return
     if qual not in calls and last not in names:
         return
     if node.args and isinstance(node.args[0], ast.Constant) and not node.keywords:
         return
     ex.add("byname", node, api=qual or last)
     ex.info.extra[BY_NAME] = True
+
+
+def _names_module(ex: extractor.Extractor, node: ast.AST) -> bool:
+    """`models`, `torchvision.models`: a name the module binds to an imported module (not a
+    variable or an object)."""
+    qual = ex.r.qualify(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    return bool(qual) and any(imp[0] == qual for imp in ex.info.imports)
+
+
+def _by_name_subscript(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    """`models.__dict__[args.arch](...)`: a callable a module's namespace holds, named at run time."""
+    func = node.func
+    if type(func) is not ast.Subscript:
+        return
+    base = func.value
+    if type(base) is ast.Attribute and base.attr == "__dict__" and not isinstance(func.slice, ast.Constant):
+        ex.add("byname", node, api="__dict__")
+        ex.info.extra[BY_NAME] = True
 
 
 def _keyword_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
@@ -152,12 +176,12 @@ def _switch_names() -> frozenset:
 @functools.lru_cache(maxsize=1)
 def _by_name_names() -> frozenset:
     calls, names = _by_name()
-    return frozenset(q.rpartition(".")[2] for q in calls) | names
+    return frozenset(q.rpartition(".")[2] for q in calls) | names | {"getattr"}
 
 
 FAMILY = Family(
     order=20,
-    call_hooks=(_runner_call, _factory_call, _keyword_switch, _by_name_call),
+    call_hooks=(_runner_call, _factory_call, _keyword_switch, _by_name_call, _by_name_subscript),
     call_names={
         _runner_call: _runner_names, _factory_call: _factory_names, _keyword_switch: _switch_names,
         _by_name_call: _by_name_names,

@@ -18,7 +18,7 @@ from repro_lint.core import catalog
 from repro_lint.facts.hooks import Family
 from repro_lint.facts.walker import extractor
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE
-from repro_lint.facts.syntax import get_arg
+from repro_lint.facts.syntax import dotted_chain, get_arg
 
 # Statements of the `else:` of a `__main__` guard: they run on import, never moved.
 _MAIN_ELSE = "<main-else>"
@@ -194,16 +194,7 @@ def _record_statement(ex: extractor.Extractor, facts: dict, stmt: ast.stmt, scop
 
 
 # -- extraction: hand-offs to other processes (RPL202) ---------------------------------------
-def _chain(node: ast.AST) -> Optional[str]:
-    """`p`, `self.pool`: the dotted text of a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+_chain = dotted_chain  # (`p`, `self.pool`)
 
 
 def _receivers(ex: extractor.Extractor) -> dict:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from repro_lint.facts.hooks import Family
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event
+from repro_lint.facts.model import MAIN_SCOPE, Event
+from repro_lint.facts.syntax import dotted_chain
 
 _TOP = "_scope_syntax_top"
 _KEPT = "_scope_syntax_kept"
@@ -155,16 +156,7 @@ def enclosing(body: list[ast.stmt], target: ast.AST) -> list[ast.stmt]:
         level = inner
 
 
-def dotted(node: ast.AST) -> Optional[str]:
-    """`self.sampler`, `loader`: the dotted text of a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+dotted = dotted_chain  # (`self.sampler`, `loader`)
 
 
 def assigned_targets(stmt: ast.stmt) -> list[ast.expr]:

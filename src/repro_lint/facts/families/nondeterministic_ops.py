@@ -50,6 +50,7 @@ class Table:
         }
         data = catalog.load("nondeterministic_ops")
         self.unique_calls = frozenset(data.get("unique-index-calls", ()))
+        self.unique_methods = frozenset(data.get("unique-index-methods", ()))
         self.integer_methods = frozenset(data.get("integer-methods", ()))
         self.integer_dtypes = frozenset(data.get("integer-dtypes", ()))
 
@@ -192,12 +193,23 @@ def _unique_index(ex: extractor.Extractor, arg: ast.AST) -> bool:
     """An index made by a call whose result has no duplicates (or a tuple of such)."""
     if type(arg) in (ast.Tuple, ast.List):
         return bool(arg.elts) and all(_unique_index(ex, e) for e in arg.elts)  # type: ignore[attr-defined]
+    # `torch.topk(w, k).indices`, `w.topk(k)[1]`: the indices of a call whose result has none twice
+    if type(arg) is ast.Attribute and arg.attr == "indices":  # type: ignore[attr-defined]
+        arg = arg.value  # type: ignore[attr-defined]
+    elif type(arg) is ast.Subscript and literal(arg.slice) == 1:  # type: ignore[attr-defined]
+        arg = arg.value  # type: ignore[attr-defined]
     if type(arg) is ast.Name:
         value = ex.local_values.get(arg.id)  # type: ignore[attr-defined]
         if value is None or value is arg:
             return False
         arg = value
-    return type(arg) is ast.Call and ex.r.qualify(arg.func) in table().unique_calls  # type: ignore[attr-defined]
+    if type(arg) is not ast.Call:
+        return False
+    func = arg.func  # type: ignore[attr-defined]
+    t = table()
+    if ex.r.qualify(func) in t.unique_calls:
+        return True
+    return type(func) is ast.Attribute and func.attr in t.unique_methods and ex.r.qualify(func) is None
 
 
 def _integer_valued(ex: extractor.Extractor, node: ast.AST, steps: int = 8) -> bool:

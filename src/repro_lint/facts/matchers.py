@@ -68,6 +68,7 @@ class Matchers:
         self.parameter_constructors: frozenset[str] = frozenset(rng.get("parameter-constructors", ()))
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
+        self.not_drawing: frozenset = frozenset(n for spec in rng["consumers"].values() for n in spec.get("not-drawing", ()))
         self.draw_methods: dict[str, str] = {}
         self.draw_classes: dict[str, str] = {}
         self.shuffling_loaders: dict[str, str] = {}
@@ -202,7 +203,7 @@ class Matchers:
             return hit
         for prefix, source in self.draw_prefixes:
             if qual.startswith(prefix):
-                return source
+                return None if qual in self.not_drawing else source
         return None
 
     def is_optimizer(self, qual: str) -> bool:

@@ -181,9 +181,10 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         return
     wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
     for info, _, ev in wrong:
+        value, what = _switched(ctx, program, ev, "set `torch.backends.cudnn.deterministic` to True", "True", determinism_on=True)
         yield ctx.finding(
             "RPL401", info, ev, "`torch.backends.cudnn.deterministic` is set to False",
-            fix=_value_fix(ev, "value_span", "True", "set `torch.backends.cudnn.deterministic` to True"),
+            fix=_value_fix(ev, "value_span", value, what),
             help=sentences("cuDNN may then pick convolution algorithms whose results differ from run to run on GPU, even with the same seed"),
         )
     if CUDNN_DETERMINISTIC in st.covered or wrong:
@@ -279,15 +280,23 @@ def _benchmark_value(ctx: Context, program: Program, ev: Event, description: str
     condition (its own switch: `if args.seed is not None:`) that this setting is not under,
     on only where that switch leaves determinism off (`args.seed is None`): one switch, one
     condition (spec, "Fixes" 10)."""
+    return _switched(ctx, program, ev, description, "False", determinism_on=False)
+
+
+def _switched(ctx: Context, program: Program, ev: Event, description: str, fixed: str, determinism_on: bool) -> tuple[str, str]:
+    """The value a flag set to a wrong literal gets: `fixed`, or the program's own switch
+    where its torch seed runs only under a condition this setting is not under: the
+    condition (`args.seed is not None`) for a flag that turns determinism on, its negation
+    for one that turns speed on (benchmark mode)."""
     site = flag_placement.torch_seed_site(ctx, program, effective=False)
     guard = site.guard if site is not None else None
     if not guard or ev.data.get("value_span") is None:
-        return "False", description
+        return fixed, description
     own = ev.data.get("guard")
     if own is not None and guard[0] in own[0]:
-        return "False", description  # (set under the switch itself)
-    value = negated(guard[0])
-    return value, f"{description} where the program's switch `{guard[0]}` asks for determinism (`{value}`)"
+        return fixed, description  # (set under the switch itself)
+    value = guard[0] if determinism_on else negated(guard[0])
+    return value, f"{description} where the program's switch `{guard[0]}` holds (it becomes `{value}`)"
 
 
 # -- RPL403 ---------------------------------------------------------------------------------

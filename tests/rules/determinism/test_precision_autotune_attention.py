@@ -198,7 +198,7 @@ def test_precision_settings_exist_with_the_recorded_defaults():
 def test_autotune_modes_and_the_deterministic_setting_match_the_installed_torch():
     torch = pytest.importorskip("torch")
     import torch._inductor as inductor
-    import torch._inductor.config as config
+    from torch._inductor import config
 
     data = catalog.load("flags")["compile-autotune"]
     for mode in data["modes"]:

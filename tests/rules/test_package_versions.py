@@ -41,6 +41,16 @@ def test_the_widest_declaration_of_a_folder_counts(tmp_path):
     assert target.admits_from("1.4.21") and target.admits_before("1.4.21")
 
 
+@pytest.mark.parametrize(
+    "declared, everywhere",
+    [(None, True), ("flash-attn", False), ("flash-attn>=2.4.1", True), ("flash-attn>=2.3,<3", False), ("flash-attn<3", False)],
+)
+def test_a_fix_uses_what_every_declared_release_has(tmp_path, declared, everywhere):
+    if declared:
+        (tmp_path / "requirements.txt").write_text(declared + "\n")
+    assert has_everywhere(package_target("flash-attn", tmp_path), "2.4.1") is everywhere
+
+
 def test_the_nearest_folder_that_declares_the_package(tmp_path):
     (tmp_path / "requirements.txt").write_text("flash-attn==2.3.6\n")
     (tmp_path / "new").mkdir()

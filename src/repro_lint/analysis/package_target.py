@@ -36,17 +36,21 @@ def target_of(ctx: Context, package: str, program: Optional[Program] = None, mod
 
 
 def admits_older(target: Target, version: str) -> bool:
-    """Whether the targeted releases include one older than `version`. A requirement without a
-    lower bound (or none at all) installs the newest release it admits, as RPL403's fix
-    assumes for torch: then only an upper bound below `version` does."""
+    """Whether the releases a project installs may be older than `version`: a requirement
+    without a lower bound (or none at all) installs the newest release it admits, so then
+    only an upper bound below `version` says so (what a rule reports on)."""
     if target.lower is None:
         return not target.admits_from(version)
     return target.admits_before(version)
 
 
 def has_everywhere(target: Target, since: str) -> bool:
-    """Whether every targeted release has what `since` added (a keyword, a setting)."""
-    return not admits_older(target, since)
+    """Whether every release the project declares has what `since` added (a keyword, a
+    setting: spec "Fixes" 14, what a fix may use). A package the project does not declare is
+    a current release; a declaration without a lower bound admits every release."""
+    if target.source == "undeclared":
+        return True
+    return target.lower is not None and not target.admits_before(since)
 
 
 def shown(target: Target) -> str:

@@ -28,9 +28,9 @@ def user_switch(ex: "Extractor", library_roots: frozenset = frozenset()) -> Opti
     guards = ex.guards
     for i in range(len(guards) - 1, -1, -1):
         test = guards[i]
-        negated = test is None
-        if negated:  # the `else` side: the test is the `if`'s at that line
-            test = _if_test(ex, ex.branches[i][0])
+        negated = not isinstance(test, ast.AST)
+        if negated:  # the `else` side: the walk keeps its `if`'s condition (else: the `if` at that line)
+            test = getattr(test, "test", None) or _if_test(ex, ex.branches[i][0])
             if test is None:
                 return "an `else` branch"
         if reads_configuration(ex, test, library_roots):

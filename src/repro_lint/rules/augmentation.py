@@ -14,7 +14,6 @@ from typing import Iterable, Optional
 
 from repro_lint.analysis import flag_placement, placement
 from repro_lint.analysis.context import Context, sentences, unfixed
-from repro_lint.analysis.determinism_state import state_of
 from repro_lint.analysis.package_target import has_everywhere, shown, target_of
 from repro_lint.core.edits import AddKeyword, ReplaceExpression, SeedSpec
 from repro_lint.core.findings import Finding, Fix
@@ -149,7 +148,8 @@ def _imgaug(ctx: Context, program: Program) -> Iterable[Finding]:
 
 @rule("RPL304", per="program")
 def augmentation_rng_unseeded(ctx: Context, program: Program) -> Iterable[Finding]:
-    if not state_of(ctx, program).intent:
+    # (any seed shows intent here, training or not: a seeded data pipeline is meant to repeat)
+    if not program.has_intent():
         return
     yield from _albumentations(ctx, program)
     yield from _imgaug(ctx, program)

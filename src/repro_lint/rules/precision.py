@@ -66,7 +66,7 @@ def reduced_precision_matmul(ctx: Context, program: Program) -> Iterable[Finding
                 "TF32 units)", "unsafe", (ReplaceExpression(tuple(ev.data["value_span"]), spec["full"]),),
             )
         yield ctx.finding(
-            "RPL406", info, ev, f"{_statement(ev, spec)} turns on {spec['what']}",
+            "RPL406", info, ev, f"{_statement(ev, spec)} turns on {spec.get('what-by-value', {}).get(ev.data['value'], spec['what'])}",
             fix=fix,
             help=sentences(
                 "on hardware with reduced-precision units (NVIDIA Ampere and later GPUs, CPUs with AMX) these "

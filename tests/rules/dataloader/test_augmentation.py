@@ -61,7 +61,7 @@ def fixable(finding) -> bool:
         ("albumentations<1.4.21", False, False),
         ("albumentations>=1.3", True, False),  # `seed=` would be a TypeError on the older releases
         ("albumentations>=1.4.21", True, True),
-        ("albumentations", True, True),  # unpinned: current releases
+        ("albumentations", True, False),  # unpinned: it declares every release, the old ones too
         (None, True, True),
     ],
 )

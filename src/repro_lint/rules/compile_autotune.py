@@ -10,12 +10,13 @@ the data: `[compile-autotune]` in `rules/catalog/flags.toml`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Optional
 
 from repro_lint.analysis import flag_placement, placement
 from repro_lint.analysis.context import Context, sentences, unfixed
 from repro_lint.analysis.determinism_state import USE_DETERMINISTIC, State, state_of
-from repro_lint.analysis.package_target import has_everywhere, shown, target_of
+from repro_lint.analysis.package_target import admits_older, shown, target_of
 from repro_lint.core.findings import Finding, Fix
 from repro_lint.facts.families.compile_autotune import AUTOTUNE, INDUCTOR_DETERMINISTIC, autotune_catalog
 from repro_lint.index.program import Program
@@ -59,7 +60,8 @@ def _fix(ctx: Context, program: Program, st: State, cat: dict) -> "Fix | str":
     why there is none."""
     torch = target_of(ctx, "torch", program)
     since = cat["deterministic-since"]
-    if not has_everywhere(torch, since):
+    # (a torch requirement without a lower bound installs a current release, as for RPL403's fix)
+    if admits_older(torch, since):
         return (
             f"the project targets torch releases without inductor's deterministic mode ({shown(torch)}; "
             f"`{cat['deterministic-setting']}` exists from {since}): compile without max-autotune there"
@@ -74,7 +76,7 @@ def _fix(ctx: Context, program: Program, st: State, cat: dict) -> "Fix | str":
     edit = place.insert(code, key=KEY_INDUCTOR, order=ORDER_INDUCTOR)
     where = f"at the start of `{place.function}`" if place.where == "body-start" and place.function else "with the determinism flags"
     return Fix(
-        f"turn inductor's deterministic mode on {where} (`{cat['deterministic-setting']} = {value}`): "
+        f"turn inductor's deterministic mode on {where}{{file}} (`{cat['deterministic-setting']} = {value}`): "
         "autotuned kernels are then chosen without timing them, which costs speed",
         "unsafe", (edit,),
     )
@@ -103,7 +105,11 @@ def compile_autotune(ctx: Context, program: Program) -> Iterable[Finding]:
             what = f"`{ev.data['var']}=1`"
         else:
             what = ev.data["shown"]
-        own_fix = fix if fix is not None and not placement.not_editable(program.entry) else None
+        own_fix = None
+        if fix is not None and not placement.not_editable(program.entry):
+            # a setting in a module the program imports: the fix goes where the program runs
+            file = f" in `{program.entry.path}`" if info is not program.entry else ""
+            own_fix = replace(fix, description=fix.description.replace("{file}", file))
         yield ctx.finding(
             "RPL407", info, ev, f"{what} lets torch.compile pick kernels by timing them",
             fix=own_fix,

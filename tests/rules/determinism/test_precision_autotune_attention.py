@@ -97,7 +97,7 @@ AUTOTUNE = DETERMINISTIC_HEAD + 'model = torch.compile(nn.Linear(4, 2), mode="ma
 
 @pytest.mark.parametrize(
     "requirement, fixable",
-    [("torch>=2.10", True), ("torch>=2.4", False), ("torch==2.9.1", False), (None, True)],
+    [("torch>=2.10", True), ("torch>=2.4", False), ("torch==2.9.1", False), ("torch", True), (None, True)],
 )
 def test_rpl407_fix_needs_the_deterministic_mode_in_every_targeted_release(project, cli, requirement, fixable):
     project("train.py", AUTOTUNE)

@@ -4,6 +4,10 @@ albumentations compositions without `seed=` (from 1.4.21, when they stopped draw
 python's and numpy's global RNGs), imgaug augmenters in a program that seeds neither numpy's
 global RNG (from which imgaug 0.3+ seeds its own) nor imgaug.
 
+It checks modules, each pipeline or augmenter against the programs that reach it: a fix
+works out the seed for every program reaching a library's pipeline, and a module rule runs
+before the programs' rules let go of what was worked out for them.
+
 What extraction records ("augpipe", "augmenter" and "augseed" events): `facts/families/augmentation.py`;
 the data: `rules/catalog/augmentation.toml`.
 """
@@ -24,7 +28,8 @@ from repro_lint.facts.families.augmentation import (
     SELF_SEEDED,
     augmentation_catalog,
 )
-from repro_lint.facts.model import MODULE_SCOPE
+from repro_lint.discover.requirements import Target
+from repro_lint.facts.model import MODULE_SCOPE, Event, ModuleInfo
 from repro_lint.index.program import Program
 from repro_lint.rules.registry import rule
 
@@ -35,10 +40,9 @@ def _seed_words(spec: SeedSpec) -> str:
     return f"`{spec.expr}`" if spec.expr else f"a new constant `SEED = {spec.value}`"
 
 
-def _pipeline_fix(ctx: Context, program: Program, info, scope: str, ev, alb: dict) -> "Fix | str":
+def _pipeline_fix(ctx: Context, info: ModuleInfo, scope: str, ev: Event, alb: dict, target: Target) -> "Fix | str":
     """`seed=` with the program's seed, where every targeted albumentations release has it."""
     keyword = alb["keyword"]
-    target = target_of(ctx, alb["package"], program)
     if not has_everywhere(target, alb["since"]):
         return (
             f"the project also targets albumentations releases without `{keyword}=` ({shown(target)}; it exists "
@@ -62,17 +66,25 @@ def _pipeline_fix(ctx: Context, program: Program, info, scope: str, ev, alb: dic
     return Fix(f"pass `{keyword}=` seeded with {words}", "safe", (edit, *edits))
 
 
-def _albumentations(ctx: Context, program: Program) -> Iterable[Finding]:
+def _with_intent(ctx: Context, info: ModuleInfo, scope: str) -> list[Program]:
+    """The programs that reach a scope and seed something (any seed: a seeded data pipeline
+    is meant to repeat, training or not)."""
+    return [p for p in placement.programs_reaching(ctx, info, scope) if p.has_intent()]
+
+
+def _albumentations(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    if info.extra.get(SELF_SEEDED):
+        return  # the module seeds its pipelines itself (`set_random_seed`)
     alb = augmentation_catalog()["albumentations"]
-    target: Optional[object] = None
-    for info, scope, ev in program.events(PIPELINE):
-        if info.extra.get(SELF_SEEDED):
-            continue  # the module seeds its pipelines itself (`set_random_seed`)
+    target: Optional[Target] = None
+    for scope, ev in info.all_events(PIPELINE):
+        if not _with_intent(ctx, info, scope):
+            continue
         if target is None:
-            target = target_of(ctx, alb["package"], program)
-            if not target.admits_from(alb["since"]):  # type: ignore[attr-defined]
+            target = target_of(ctx, alb["package"], module=info)
+            if not target.admits_from(alb["since"]):
                 return  # the targeted releases draw from python's global RNG, which seeding reaches
-        made = _pipeline_fix(ctx, program, info, scope, ev, alb)
+        made = _pipeline_fix(ctx, info, scope, ev, alb, target)
         name = ev.data["api"].rpartition(".")[2]
         said = "with `seed=None`" if ev.data["seed_span"] is not None else "without `seed=`"
         yield ctx.finding(
@@ -101,55 +113,57 @@ def _imgaug_place(ctx: Context, program: Program) -> placement.Placed:
     return placement.seeding_place(ctx, program, "numpy")
 
 
-def _imgaug(ctx: Context, program: Program) -> Iterable[Finding]:
-    cat = augmentation_catalog()["imgaug"]
-    built = list(program.events(AUGMENTER))
-    if not built:
-        return
+def _imgaug_unseeded(program: Program) -> bool:
+    """Whether the program leaves imgaug's global RNG unseeded: no `imgaug.seed(...)`, and
+    numpy's global RNG (which imgaug 0.3+ seeds it from) neither seeded nor drawn from (a
+    numpy draw is RPL101's finding, whose fix seeds imgaug too)."""
     for _ in program.events(AUGMENTATION_SEED):
-        return  # `ia.seed(...)`
-    if "numpy" in program.seeds() or "numpy" in program.draws():
-        # imgaug seeds its global RNG from numpy's (0.3+): seeded with it, or RPL101's finding
-        return
-    target = target_of(ctx, cat["package"], program)
-    if not target.admits_from(cat["numpy-seeded-since"]):
-        return  # before 0.3, a fixed seed at import: runs repeat
-    entry = program.entry
-    first = min((occ for occ in built if occ[0] is entry), key=lambda occ: occ[2].pos, default=built[0])
-    info, _scope, ev = first
-    early = next((occ for occ in built if occ[1] == MODULE_SCOPE and occ[0] is not entry), None)
-    fix: Optional[Fix] = None
-    why = ""
-    if early is not None:
-        why = (
-            f"`{early[0].module}` builds augmenters when it is imported (line {early[2].line}), before the program's "
-            "main body could seed imgaug; seed it before that import"
-        )
-    else:
-        place = _imgaug_place(ctx, program)
-        if isinstance(place, str):
-            why = place
+        return False
+    return "numpy" not in program.seeds() and "numpy" not in program.draws()
+
+
+def _imgaug(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    """One finding per module, at the first augmenter a program that leaves imgaug unseeded builds."""
+    cat = augmentation_catalog()["imgaug"]
+    for scope, ev in sorted(info.all_events(AUGMENTER), key=lambda se: se[1].pos):
+        programs = [p for p in _with_intent(ctx, info, scope) if _imgaug_unseeded(p)]
+        if not programs:
+            continue
+        if not target_of(ctx, cat["package"], module=info).admits_from(cat["numpy-seeded-since"]):
+            return  # before 0.3, a fixed seed at import: runs repeat
+        program = programs[0]
+        fix: Optional[Fix] = None
+        why = ""
+        if scope == MODULE_SCOPE and info is not program.entry:
+            why = (
+                f"`{info.module}` builds augmenters when it is imported (line {ev.line}), before the program's main "
+                "body could seed imgaug; seed it before that import"
+            )
         else:
-            spec = place.seed or SeedSpec(None, str(ctx.settings.get("seed", 0)))
-            where = "next to the program's seeding call" if place.beside_seed else "where the program starts"
-            edit = place.insert(cat["code"] + "\n", key=KEY_IMGAUG, order=ORDER_IMGAUG)
-            fix = Fix(f"seed imgaug's global RNG with {_seed_words(spec)} {where}", "safe", (edit, spec))
-    yield ctx.finding(
-        "RPL304", info, ev, f"imgaug's augmenters (`{ev.data['api']}`) draw from imgaug's global RNG, which this program never seeds",
-        fix=fix,
-        help=sentences(
-            "imgaug seeds its global RNG from numpy's global RNG when the first augmenter is built; this program "
-            "seeds neither numpy's global RNG nor imgaug, so every run augments differently",
-            "call `imgaug.seed(seed)` before building the augmenters",
-            unfixed(why),
-        ),
-    )
-
-
-@rule("RPL304", per="program")
-def augmentation_rng_unseeded(ctx: Context, program: Program) -> Iterable[Finding]:
-    # (any seed shows intent here, training or not: a seeded data pipeline is meant to repeat)
-    if not program.has_intent():
+            place = _imgaug_place(ctx, program)
+            if isinstance(place, str):
+                why = place
+            else:
+                spec = place.seed or SeedSpec(None, str(ctx.settings.get("seed", 0)))
+                where = "next to the program's seeding call" if place.beside_seed else "where the program starts"
+                if info is not program.entry:
+                    where += f" in `{program.entry.path}`"
+                edit = place.insert(cat["code"] + "\n", key=KEY_IMGAUG, order=ORDER_IMGAUG)
+                fix = Fix(f"seed imgaug's global RNG with {_seed_words(spec)} {where}", "safe", (edit, spec))
+        yield ctx.finding(
+            "RPL304", info, ev, f"imgaug's augmenters (`{ev.data['api']}`) draw from imgaug's global RNG, which this program never seeds",
+            fix=fix,
+            help=sentences(
+                "imgaug seeds its global RNG from numpy's global RNG when the first augmenter is built; this program "
+                "seeds neither numpy's global RNG nor imgaug, so every run augments differently",
+                "call `imgaug.seed(seed)` before building the augmenters",
+                unfixed(why),
+            ),
+        )
         return
-    yield from _albumentations(ctx, program)
-    yield from _imgaug(ctx, program)
+
+
+@rule("RPL304", per="module")
+def augmentation_rng_unseeded(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
+    yield from _albumentations(ctx, info)
+    yield from _imgaug(ctx, info)

@@ -51,12 +51,23 @@ class Target:
     source: str  # "setting", "declared" or "undeclared"
     where: str  # e.g. "torch>=2.1 in pyproject.toml"; "" when undeclared
     lower: Optional[tuple[int, ...]]  # lowest admitted release; None: no lower bound
+    # highest admitted release and whether it is admitted itself (`<=`, `==`) or only those
+    # below it (`<`, `~=`, `==2.1.*`); None: no upper bound known
+    upper: Optional[tuple[tuple[int, ...], bool]] = None
 
     def admits_before(self, version: str) -> bool:
         limit = release(version)
         if self.lower is None or limit is None:
             return True
         return self.lower < limit
+
+    def admits_from(self, version: str) -> bool:
+        """Whether a release at or after `version` is among the targeted ones."""
+        limit = release(version)
+        if self.upper is None or limit is None:
+            return True
+        top, inclusive = self.upper
+        return top >= limit if inclusive else top > limit
 
 
 def setting_error(text: str) -> Optional[str]:
@@ -371,3 +382,74 @@ def declaring_folders(root: Path, start: Optional[Path]) -> list[Path]:
     if start is not None and start != root and start.is_relative_to(root):
         folders = [start, *(p for p in start.parents if p.is_relative_to(root) and p != root), root]
     return folders
+
+
+# -- packages other than torch, with upper bounds --------------------------------------------
+def upper_bound(specifiers: str) -> Optional[tuple[tuple[int, ...], bool]]:
+    """The highest release a PEP 440 specifier set admits and whether that release is admitted
+    itself (`<=2.1`, `==2.1.0`) or only releases below it (`<2.2`, `~=2.1` and `==2.1.*`
+    admit up to 3 and 2.2, not including them); None when unbounded above or unreadable.
+    Pre-releases below a bound count as the bound's release (`<2.2` gives (2, 2) exclusive)."""
+    parsed = _specifiers(specifiers)
+    if parsed is None:
+        return None
+    best: Optional[tuple[tuple[int, ...], bool]] = None
+    for spec in parsed:
+        op, text = spec.operator, spec.version
+        if op in ("<", "<="):
+            bound = (release(text), op == "<=")
+        elif op in ("==", "==="):
+            if text.endswith(".*"):
+                parts = Version(text[:-2]).release
+                bound = (_padded(parts[:-1] + (parts[-1] + 1,)), False)
+            else:
+                bound = (release(text), True)
+        elif op == "~=":
+            parts = Version(text).release
+            bound = (_padded(parts[:-2] + (parts[-2] + 1,)), False)
+        else:
+            continue
+        if bound[0] is None:
+            return None
+        if best is None or bound[0] < best[0] or bound[0] == best[0] and not bound[1]:
+            best = bound  # type: ignore[assignment]
+    return best
+
+
+def _padded(parts: tuple[int, ...]) -> tuple[int, ...]:
+    return parts + (0,) * (3 - len(parts)) if len(parts) < 3 else parts
+
+
+def package_target(package: str, root: Optional[Path], start: Optional[Path] = None, setting: Optional[str] = None) -> Target:
+    """The releases of `package` a program targets: `setting` (a release or specifier set),
+    else what the nearest folder from `start` up to `root` that declares the package admits
+    (every declaration there: the lowest lower bound, the highest upper bound), else undeclared.
+    Upper bounds are read from PEP 508 requirements (pyproject.toml, setup.py, setup.cfg,
+    requirement files); other forms (conda, Poetry) are taken as unbounded above."""
+    name = canonicalize_name(package)
+    if setting:
+        text = setting.strip()
+        # a plain release names its series: "2.5" is any 2.5.x
+        specs = text if text[0] in "<>=!~" else "==" + text.removesuffix(".*") + ".*"
+        lower = lower_bound(specs) if text[0] in "<>=!~" else release(text.replace(".*", ""))
+        return Target("setting", text, lower, upper_bound(specs))
+    if root is None:
+        return Target("undeclared", "", None)
+    for folder in declaring_folders(root, start):
+        found = declared(folder, name)
+        if not found:
+            continue
+        where, lower = min(found, key=lambda d: d[1] or ())
+        uppers = [_declared_upper(w, name) for w, _ in found]
+        upper = None if any(u is None for u in uppers) else max(uppers, key=lambda u: (u[0], u[1]))  # type: ignore[index]
+        if folder != root:
+            where += f" ({folder.relative_to(root).as_posix()})"
+        return Target("declared", where, lower, upper)
+    return Target("undeclared", "", None)
+
+
+def _declared_upper(where: str, package: str) -> Optional[tuple[tuple[int, ...], bool]]:
+    """The upper bound of one declaration `declared` found: its requirement is the text before
+    " in <file>" (a PEP 508 line; conda and Poetry forms do not parse and are unbounded)."""
+    spec = parse_requirement(where.rpartition(" in ")[0], package)
+    return upper_bound(spec) if spec else None

@@ -150,8 +150,10 @@ def plan(
         if not breaks:
             last_line = _last_arg_line(lines, span)
             if last_line is not None:
-                # the arguments on one line of their own, `)` on the next: black's layout
-                if len(lines[last_line - 1].rstrip("\r\n")) + extra <= limit:
+                # the arguments on one line of their own, `)` on the next: black's layout;
+                # an argument that spans lines itself (a list with a trailing comma) cannot
+                # share its last line: one argument per line, as black writes it
+                if last_line == span[0] + 1 and len(lines[last_line - 1].rstrip("\r\n")) + extra <= limit:
                     return None
                 return CallLayout("explode", before.last_line.value, _closing_ws(call), before.indent)
         breaks.insert(0, before)

@@ -62,7 +62,7 @@ def _xformers_outside(ctx: Context, program: Program, algorithms: str) -> str:
     return ""
 
 
-@rule("RPL408", per="program")
+@rule("RPL408", per="program", follows="intent")
 def attention_kernel_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not (st.intent and st.uses_torch):

@@ -82,7 +82,7 @@ def _fix(ctx: Context, program: Program, st: State, cat: dict) -> "Fix | str":
     )
 
 
-@rule("RPL407", per="program")
+@rule("RPL407", per="program", follows="intent")
 def compile_autotune(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not (st.intent and st.uses_torch):

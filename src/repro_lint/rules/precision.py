@@ -42,7 +42,7 @@ def _statement(ev, spec: dict) -> str:
     return f"`{api}({value})`"
 
 
-@rule("RPL406", per="program")
+@rule("RPL406", per="program", follows="intent")
 def reduced_precision_matmul(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     if not (st.intent and st.uses_torch):

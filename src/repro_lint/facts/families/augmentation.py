@@ -22,7 +22,7 @@ from typing import Optional
 
 from repro_lint.core import catalog
 from repro_lint.facts.hooks import Family
-from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
+from repro_lint.facts.syntax import get_arg, has_kwargs, literal
 from repro_lint.facts.walker import extractor
 
 PIPELINE = "augpipe"

@@ -147,7 +147,9 @@ class CallFacts:
             if facts is not None:
                 src, seeder = facts
                 if src is not None and get_arg(node, -1, "generator") is None:
-                    self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+                    ev = self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
+                    if self._in_training_mode(node):
+                        ev.data["train_mode"] = True
                 if seeder is not None:  # `fabric.seed_everything(seed)`
                     self._seed_event(node, seeder, seeder.name)
             if method in m.reseed_method_names and (node.args or node.keywords):
@@ -549,7 +551,11 @@ class CallFacts:
             if kw.arg == "training" and type(kw.value) is _Attribute and kw.value.attr == "training":  # type: ignore[attr-defined]
                 return True
         for test in self.guards:
-            if isinstance(test, ast.expr) and any(type(n) is _Attribute and n.attr == "training" for n in ast.walk(test)):  # type: ignore[attr-defined]
+            if isinstance(test, ast.expr) and _reads_training(test):
+                return True
+        # `F.dropout(x, self.p if self.training else 0.0)`: a draw of nothing outside training
+        for arg in (*node.args, *(kw.value for kw in node.keywords)):
+            if type(arg) is ast.IfExp and _reads_training(arg.test):  # type: ignore[attr-defined]
                 return True
         return False
 
@@ -685,3 +691,12 @@ def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
         text = ast.dump(sampler)
         return any(literal(a) is None and ast.dump(b) == text for a, b in (sides, sides[::-1]))
     return False
+
+
+# What tells a module's training mode where it draws: `self.training`, `mod.training`, and
+# `x.requires_grad` (an activation needs a gradient only while the model trains).
+_TRAINING_ATTRIBUTES = frozenset(["training", "requires_grad"])
+
+
+def _reads_training(test: ast.AST) -> bool:
+    return any(type(n) is _Attribute and n.attr in _TRAINING_ATTRIBUTES for n in ast.walk(test))  # type: ignore[attr-defined]

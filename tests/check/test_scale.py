@@ -319,7 +319,11 @@ def test_per_program_state_let_go_once_its_rules_ran(tmp_path):
     found = rules_here(ctx, paths, [], False, list(load_rules()))
     assert any(found.values()) and len(ctx.programs) > 10
     assert len(program_caches()) >= 5
-    assert all(len(table) == 0 for table in program_caches())
+    # Only this check's programs count: programs of earlier checks in the same process
+    # may still be alive until the collector runs.
+    mine = {id(p) for p in ctx.programs}
+    kept = [p for table in program_caches() for p in list(table.keys()) if id(p) in mine]
+    assert kept == []
     ctx.release()
 
 

@@ -178,7 +178,16 @@ class Discovery:
                 return False
 
     def _is_venv(self, folder: str) -> bool:
-        return os.path.isfile(os.path.join(folder, "pyvenv.cfg")) or os.path.isdir(os.path.join(folder, "conda-meta"))
+        """A Python environment: venv and virtualenv write `pyvenv.cfg`, conda `conda-meta/`,
+        older virtualenv only its activation scripts. (A folder called `env` is more often a
+        package of RL environments than an environment, so the name alone skips nothing.)"""
+        join = os.path.join
+        return (
+            os.path.isfile(join(folder, "pyvenv.cfg"))
+            or os.path.isdir(join(folder, "conda-meta"))
+            or os.path.isfile(join(folder, "bin", "activate"))
+            or os.path.isfile(join(folder, "Scripts", "activate.bat"))
+        )
 
     def finds(self, path: Path) -> bool:
         """Whether walking the root would find the file at `path` (a source file inside the

@@ -279,6 +279,16 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                     out = tuple(dict.fromkeys(found))
                     if out:
                         break
+        if not out and "." in qual:
+            # `Converter.register(...)`, `Model.from_config(...)`: a method of a project class
+            # (re-exported, or defined on one of its bases) called on the class
+            owner, _, method = qual.rpartition(".")
+            cls_key = self.class_key(owner, ctx)
+            if cls_key is not None:
+                for base in self.class_bases(cls_key):
+                    if f"{base}.{method}" in self.functions:
+                        out = (f"{base}.{method}",)
+                        break
         if complete:
             per[qual] = out
         return out, complete

@@ -550,13 +550,19 @@ class CallFacts:
         for kw in node.keywords:
             if kw.arg == "training" and type(kw.value) is _Attribute and kw.value.attr == "training":  # type: ignore[attr-defined]
                 return True
+        values = self.local_values
         for test in self.guards:
-            if isinstance(test, ast.expr) and _reads_training(test):
+            if isinstance(test, ast.expr) and _reads_training(test, values):
                 return True
         # `F.dropout(x, self.p if self.training else 0.0)`: a draw of nothing outside training
+        # (or of a rate bound to a name first: `p = self.p if self.training else 1`, then
+        # `mask.bernoulli_(1 - p)`)
         for arg in (*node.args, *(kw.value for kw in node.keywords)):
-            if type(arg) is ast.IfExp and _reads_training(arg.test):  # type: ignore[attr-defined]
-                return True
+            for part in ast.walk(arg):
+                if type(part) is _Name:
+                    part = values.get(part.id, part)  # type: ignore[attr-defined]
+                if type(part) is ast.IfExp and _reads_training(part.test, values):  # type: ignore[attr-defined]
+                    return True
         return False
 
     def _names_only(self, node: ast.AST) -> bool:
@@ -698,5 +704,14 @@ def _sampler_may_be_none(sampler: Optional[ast.AST], shuffle: ast.AST) -> bool:
 _TRAINING_ATTRIBUTES = frozenset(["training", "requires_grad"])
 
 
-def _reads_training(test: ast.AST) -> bool:
-    return any(type(n) is _Attribute and n.attr in _TRAINING_ATTRIBUTES for n in ast.walk(test))  # type: ignore[attr-defined]
+def _reads_training(test: ast.AST, values: Optional[dict] = None, depth: int = 3) -> bool:
+    """Whether `test` reads the training mode, itself or through a name the scope bound to
+    such a value (`is_training = x.requires_grad`, then `if self.shuffle and is_training:`)."""
+    for n in ast.walk(test):
+        if type(n) is _Attribute and n.attr in _TRAINING_ATTRIBUTES:  # type: ignore[attr-defined]
+            return True
+        if type(n) is _Name and values and depth:
+            value = values.get(n.id)  # type: ignore[attr-defined]
+            if value is not None and value is not n and _reads_training(value, values, depth - 1):
+                return True
+    return False

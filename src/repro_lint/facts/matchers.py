@@ -153,6 +153,7 @@ class Matchers:
         self.callback_keywords = frozenset(prog["callback-keywords"])
         self.non_calling = frozenset(prog.get("non-calling", ()))
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
+        self.loading_classmethods = frozenset(prog.get("loading-classmethods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))
         self.exit_calls = frozenset(prog.get("exit-calls", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))

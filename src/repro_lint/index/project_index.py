@@ -283,7 +283,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             # `Converter.register(...)`, `Model.from_config(...)`: a method of a project class
             # (re-exported, or defined on one of its bases) called on the class
             owner, _, method = qual.rpartition(".")
-            cls_key = self.class_key(owner, ctx)
+            cls_key = self.class_key(owner, ctx) if method not in self.m.loading_classmethods else None
             if cls_key is not None:
                 for base in self.class_bases(cls_key):
                     if f"{base}.{method}" in self.functions:

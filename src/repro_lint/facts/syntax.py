@@ -184,6 +184,15 @@ def negated(condition: str) -> str:
     return f"not ({text})"
 
 
+def assigned_targets(stmt: ast.stmt) -> list:
+    """The targets a plain or annotated assignment statement binds (none for other statements)."""
+    if type(stmt) is ast.Assign:
+        return stmt.targets  # type: ignore[attr-defined]
+    if type(stmt) is ast.AnnAssign:
+        return [stmt.target]  # type: ignore[attr-defined]
+    return []
+
+
 def dotted_chain(node: ast.AST) -> Optional[str]:
     """`p`, `self.pool`, `loader`: the dotted text of a Name/Attribute chain, else None."""
     parts: list[str] = []

@@ -20,7 +20,7 @@ from repro_lint.core import catalog
 from repro_lint.facts.conditions import user_switch
 from repro_lint.facts.families.precision import table as precision_table
 from repro_lint.facts.hooks import Family
-from repro_lint.facts.syntax import NOT_LITERAL, get_arg, literal
+from repro_lint.facts.syntax import NOT_LITERAL, assigned_targets, get_arg, literal
 from repro_lint.facts.walker import extractor
 
 AUTOTUNE = "autotune"
@@ -51,11 +51,8 @@ def _add(ex: extractor.Extractor, node: ast.AST, option: str, value: object, how
 
 
 def _assignment(ex: extractor.Extractor, stmt: ast.stmt) -> None:
-    if type(stmt) is ast.Assign:
-        targets = stmt.targets  # type: ignore[attr-defined]
-    elif type(stmt) is ast.AnnAssign:
-        targets = [stmt.target]  # type: ignore[attr-defined]
-    else:
+    targets = assigned_targets(stmt)
+    if not targets:
         return
     settings = _settings()
     for target in targets:

@@ -16,7 +16,7 @@ from typing import Optional
 from repro_lint.core import catalog
 from repro_lint.facts.conditions import user_switch
 from repro_lint.facts.hooks import Family
-from repro_lint.facts.syntax import NOT_LITERAL, get_arg, literal
+from repro_lint.facts.syntax import NOT_LITERAL, assigned_targets, get_arg, literal
 from repro_lint.facts.walker import extractor
 
 REDUCED = "reduced"
@@ -51,11 +51,8 @@ def _record(ex: extractor.Extractor, node: ast.AST, value_node: ast.AST, api: st
 
 
 def _assignment(ex: extractor.Extractor, stmt: ast.stmt) -> None:
-    if type(stmt) is ast.Assign:
-        targets = stmt.targets  # type: ignore[attr-defined]
-    elif type(stmt) is ast.AnnAssign:
-        targets = [stmt.target]  # type: ignore[attr-defined]
-    else:
+    targets = assigned_targets(stmt)
+    if not targets:
         return
     t = table()
     for target in targets:

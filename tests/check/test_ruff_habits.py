@@ -218,8 +218,11 @@ def test_watch_checks_again_after_a_change(project):
 
     path = project("train.py", BAD)
     env = {**os.environ, "PYTHONPATH": str(SRC), "NO_COLOR": "1"}
+    # Ctrl-C as on a terminal: a suite started in the background by a shell runs with SIGINT
+    # ignored, which its children inherit (and Python then keeps it ignored)
     proc = subprocess.Popen([sys.executable, "-m", "repro_lint", "check", "-n", "--watch", "--output-format", "concise"],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     import threading
 
     guard = threading.Timer(90, proc.kill)  # a watch that never answers fails the test, not the suite

@@ -126,7 +126,7 @@ def test_pool_tasks_are_compared_task_by_task(probe):
 WAITING_WORKER = r"""
 import os, signal, sys, threading, time
 import multiprocessing as mp
-from repro_lint.probe.hooks import _TaskQueue
+from repro_lint.probe.hooks import TaskQueue
 
 queue = mp.SimpleQueue()
 queue._rlock.acquire()  # what a terminating Pool does: its workers never get the lock again
@@ -137,7 +137,7 @@ def other_thread():
     signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # the kernel's pick: not the main thread
 
 threading.Thread(target=other_thread, daemon=True).start()
-_TaskQueue(queue).get()
+TaskQueue(queue).get()
 """
 
 

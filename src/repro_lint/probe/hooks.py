@@ -50,13 +50,13 @@ def wrap_pool_worker(module) -> None:
 
     @functools.wraps(original)
     def worker(inqueue, *args, **kwargs):
-        return original(_TaskQueue(inqueue), *args, **kwargs)
+        return original(TaskQueue(inqueue), *args, **kwargs)
 
     worker.__repro_lint_wrapped__ = True  # type: ignore[attr-defined]
     module.worker = worker
 
 
-class _TaskQueue:
+class TaskQueue:
     """A Pool's task queue that marks where each task's ops begin."""
 
     def __init__(self, queue):

@@ -220,7 +220,7 @@ def test_a_config_that_seeds_is_the_programs_seed(project):
             with open(sys.argv[1]) as fin:
                 hparams = load_hyperpyyaml(fin)
             model = torch.nn.Conv2d(3, 8, 3)
-            model(torch.rand(1, 3, 8, 8)).sum().backward()
+            print(model(torch.rand(1, 3, 8, 8)))
     """})
     assert not at(found, "RPL101")
     assert [f.location.line for f in at(found, "RPL401")] == [8]  # intent, reported at the load

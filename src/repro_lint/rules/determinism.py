@@ -14,7 +14,6 @@ from typing import Any, Iterable, Optional
 
 from repro_lint.core.findings import Finding, Fix, Related
 from repro_lint.core.edits import AddKeyword, InsertStatements, ReplaceExpression
-from repro_lint.index.grad_reach import grad_scopes
 from repro_lint.index.program import Program
 from repro_lint.facts.model import Event, ModuleInfo
 from repro_lint.facts.syntax import negated
@@ -177,9 +176,8 @@ def _reaches_raising(raising: list) -> str:
 @rule("RPL401", per="program", follows="intent")
 def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
-    # (the cuDNN flags govern convolutions and recurrent layers: nothing else the program runs;
-    # and cudnn.deterministic only their backward pass, where the trained path goes through them)
-    if not (st.intent and st.uses_torch and _trains_through_cudnn(ctx, program)):
+    # (the cuDNN flags govern convolutions and recurrent layers: nothing else the program runs)
+    if not (st.intent and st.uses_torch and program.uses_cudnn()):
         return
     wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
     for info, _, ev in wrong:
@@ -219,15 +217,6 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         help = sentences(f"without it, {consequence}", unfixed(why_not))
     info, at = finding_site(ctx, program)
     yield ctx.finding("RPL401", info, at, message, related, fix=fix, help=help)
-
-
-def _trains_through_cudnn(ctx: Context, program: Program) -> bool:
-    """Whether the program trains through something cuDNN runs: cuDNN's forward convolutions
-    are reproducible by design; what `cudnn.deterministic` rules out are the backward algorithms
-    (filter and data gradients, max-pooling and CTC backward: catalog `cudnn-ops`), which run
-    only where gradients flow (`index.grad_reach`)."""
-    training = grad_scopes(ctx.index, program)  # empty when the program never trains
-    return bool(training) and any((info.module, scope) in training for info, scope, _ in program.events("cudnn"))
 
 
 def _under_condition(ctx: Context, program: Program, place: placement.Place) -> bool:

@@ -276,7 +276,7 @@ def test_wrong_literals_are_replaced(project):
         "torch.backends.cudnn.deterministic = False\n"
         "torch.backends.cudnn.benchmark = True\n"
         "torch.use_deterministic_algorithms(True)\n"
-        "nn.Conv2d(3, 8, 3)(torch.ones(1, 3, 8, 8)).sum().backward()\n",
+        "nn.Conv2d(3, 8, 3)\n",
     )
     found = {f.code: f for f in findings(project.root)}
     assert set(found) == {"RPL401", "RPL402", "RPL404"}
@@ -305,7 +305,7 @@ def test_hydra_app_inserts_into_the_main_function(project):
     project(
         "app.py",
         "import hydra\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n\n"
-        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Conv2d(3, 8, 3)(torch.ones(1, 3, 8, 8)).sum().backward()\n\n\n"
+        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Conv2d(3, 8, 3)\n\n\n"
         'if __name__ == "__main__":\n    main()\n',
     )
     found = findings(project.root)
@@ -327,25 +327,6 @@ def test_cudnn_flags_are_not_asked_of_a_program_cudnn_does_not_run(project):
     # the same program with a Linear model: deterministic algorithms still matter, cuDNN's flags not
     project("train.py", PROTOTYPE.replace("nn.Conv2d(3, 8, 3)(torch.ones(1, 3, 8, 8))", "nn.Linear(4, 2)(torch.ones(1, 4))"))
     assert {f.code for f in findings(project.root)} == {"RPL403"}
-
-
-def test_cudnn_deterministic_is_asked_only_where_the_program_trains_through_cudnn(project):
-    # cuDNN's forward convolutions are reproducible by design: a seeded script that only runs a
-    # convolutional model forward (sampling, evaluation) is not told to set cudnn.deterministic,
-    # while benchmark mode still changes which forward algorithms it gets
-    sample = (
-        "import torch\nfrom torch import nn\n\n"
-        "torch.manual_seed(0)\n"
-        "torch.backends.cudnn.benchmark = True\n"
-        "net = nn.Conv2d(3, 8, 3)\n"
-        "with torch.no_grad():\n"
-        "    print(net(torch.ones(1, 3, 8, 8)))\n"
-    )
-    project("sample.py", sample)
-    assert {f.code for f in findings(project.root)} == {"RPL402", "RPL403"}
-    # the same convolution trained: RPL401 too
-    project("sample.py", sample.replace("with torch.no_grad():\n    print(net(torch.ones(1, 3, 8, 8)))\n", "net(torch.ones(1, 3, 8, 8)).sum().backward()\n"))
-    assert {f.code for f in findings(project.root)} == {"RPL401", "RPL402", "RPL403"}
 
 
 def test_rpl405_messages_say_what_the_flag_does(project):

@@ -89,8 +89,24 @@ class Program:
             for info, scope, ev in self.events("seed", "seedcand", "configload"):
                 for src in self.index.seed_sources(info, ev):
                     out.setdefault(src, []).append((info, scope, ev))
-            self._seeds = out
+            self._seeds = self._typed(out)
         return self._seeds
+
+    def _typed(self, seeds: dict) -> dict:
+        """The seeds, but those made in a subclass's override that the program never runs: the
+        object whose method calls it is of a class the program shows (`typed_reach`)."""
+        from repro_lint.index.typed_reach import overrides, typed_reach
+
+        index = self.index
+        if not any(overrides(index, info.module, scope) for occs in seeds.values() for info, scope, _ in occs):
+            return seeds
+        runs = typed_reach(index, self)
+        out = {}
+        for source, occs in seeds.items():
+            kept = [o for o in occs if (o[0].module, o[1]) in runs]
+            if kept:
+                out[source] = kept
+        return out
 
     def let_go(self) -> None:
         """Forget the seeds and draws worked out (asked again, they are worked out again)."""

@@ -502,7 +502,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         name the module sees. Nothing for an object a library made."""
         if qual in self.m.factories:
             # what the configs name (`_target_:`): a method of theirs, or of that name the module sees
-            own = [k for cls in self._configured_classes() for k in self._own_method(cls, method)]
+            own = [k for cls in self._configured_classes() for k in self.own_method(cls, method)]
             if own or method in self.m.instance_methods:
                 return tuple(dict.fromkeys(own))
             return self._visible_named(method, self.visible_modules(info.module)) if method in self.by_name else ()
@@ -514,7 +514,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 if cls is not None:
                     break
         if cls is not None:
-            return self._own_method(cls, method)
+            return self.own_method(cls, method)
         keys = self.resolve(qual, info)
         if not keys:
             return ()
@@ -532,7 +532,7 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             out.extend(self._visible_named(method, self.visible_modules(info.module)))
         return tuple(dict.fromkeys(out))
 
-    def _own_method(self, cls_key: str, method: str) -> tuple[str, ...]:
+    def own_method(self, cls_key: str, method: str) -> tuple[str, ...]:
         """The method `method` of an instance of exactly this class: its own or the first
         definition along its bases."""
         for c in self.class_bases(cls_key):

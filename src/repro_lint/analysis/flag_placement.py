@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from repro_lint.index.program import Program
+from repro_lint.index.typed_reach import call_seeds
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.analysis.context import Context, program_cache
 from repro_lint.analysis.placement import (
@@ -97,6 +98,8 @@ def _seeds_torch_only(ctx: Context, key: str) -> bool:
     return not trains
 
 
+_TORCH = frozenset(["torch"])
+
 # Per index: whether calling a function (by key) reaches training.
 _TRAINING_CALLS: "weakref.WeakKeyDictionary[Any, dict[str, bool]]" = weakref.WeakKeyDictionary()
 
@@ -154,7 +157,9 @@ def _torch_seed_site(ctx: Context, program: Program, info: ModuleInfo, starts: O
         for call, keys in index.callees(info, scope):
             if is_reference(call):
                 continue
-            if any(index.scope_of(k) not in bodies and _seeds_torch_only(ctx, k) for k in keys):
+            if any(index.scope_of(k) not in bodies and _seeds_torch_only(ctx, k) for k in keys) and call_seeds(
+                index, info, call, keys, _TORCH
+            ):
                 pos = (call[2], call[3])
                 if (best is None or pos < best.pos) and not (effective and training.no_effect_at(info, scope, pos)):
                     guard = next((ev.data.get("guard") for ev in info.events.get(scope, ()) if ev.kind == "seedcand" and ev.pos == pos), None)
@@ -286,8 +291,8 @@ def _seed_site_called(ctx: Context, program: Program, info: ModuleInfo, starts: 
     index = ctx.index
     for inner in entry_scopes(program, info, starts):
         for call, keys in index.callees(info, inner):
-            if is_reference(call):
-                continue
+            if is_reference(call) or not call_seeds(index, info, call, keys, _TORCH):
+                continue  # (handed over; or seeds torch only for some of the objects it may be made on)
             for key in keys:
                 mod, fn = index.scope_of(key)
                 if mod != info.module:

@@ -28,12 +28,12 @@ from typing import Optional, Sequence, Union
 from repro_lint.core import catalog
 from repro_lint.core.edits import InsertStatements, SeedSpec
 from repro_lint.index.program import Program
-from repro_lint.facts.model import INSTANCE, MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.facts.walker.module_body import CONSTANT_LINES
 from repro_lint.analysis.context import Context, program_cache
 from repro_lint.analysis import by_name, seed_settings
 from repro_lint.index import hydra_configs
-from repro_lint.index.typed_reach import typed_seeds
+from repro_lint.index.typed_reach import call_seeds
 from repro_lint.analysis.training import draw_launches, training_of, trains
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
@@ -112,7 +112,7 @@ def body_items(ctx: Context, info: ModuleInfo, scopes: tuple) -> list[Item]:
                 seeds |= eff.seeds
                 draws |= eff.draws
             if seeds:
-                seeds = _typed_seeds(index, info, call, keys, seeds)
+                seeds = call_seeds(index, info, call, keys, seeds)
             name = call[0] or call[1]
             pos = (call[2], call[3])
             if seeds:
@@ -121,25 +121,6 @@ def body_items(ctx: Context, info: ModuleInfo, scopes: tuple) -> list[Item]:
                 items.append(Item(pos, "draw", draws - seeds, tuple(call[2:6]), name, keys))
     items.sort(key=lambda it: it.pos)
     return items
-
-
-def _typed_seeds(index, info: ModuleInfo, call: tuple, keys: tuple, seeds: frozenset) -> frozenset:
-    """What a call seeds once the class of the object it is made on is known: a method of an
-    object the body built (`trainer.run(...)` after `trainer = Engine(step)`), or building
-    one, runs that class's own methods through `self.`, not a subclass's overrides
-    (`index.typed_reach`)."""
-    target = call[0]
-    if target is None:
-        return seeds
-    if target.startswith(INSTANCE) and call[1]:
-        cls = index.class_key(target[len(INSTANCE):], info)
-    elif target[0] != "@" and call[1] is None:
-        cls = index.class_key(target, info)
-    else:
-        return seeds
-    if cls is None:
-        return seeds
-    return frozenset().union(*(typed_seeds(index, key, cls) for key in keys)) & seeds
 
 
 # -- facts about modules and functions ----------------------------------------------------

@@ -27,6 +27,8 @@ class Program:
         self._event_ids: Optional[list[int]] = None
         self._seeds: Optional[dict] = None
         self._draws: Optional[dict] = None
+        # seeding scopes that run only for some of the classes an object may be of (`_typed`)
+        self._uncertain: frozenset = frozenset()
         # framework hooks the program reaches because a framework runs them (`trainer.fit`)
         self.hook_starts: tuple[ScopeRef, ...] = ()
         # sources taken as seeded although the program does not seed them (`seeded_by`)
@@ -94,16 +96,32 @@ class Program:
 
     def _typed(self, seeds: dict) -> dict:
         """The seeds, but those made in a subclass's override that the program never runs: the
-        object whose method calls it is of a class the program shows (`typed_reach`)."""
+        object whose method calls it is of a class the program shows (`typed_reach`). Those
+        that run only for some of the classes an object may be of are kept as `maybe`."""
         from repro_lint.index.typed_reach import overrides, typed_reach
 
         index = self.index
+        self._uncertain = frozenset()
         if not any(overrides(index, info.module, scope) for occs in seeds.values() for info, scope, _ in occs):
             return seeds
-        runs = typed_reach(index, self)
+        may, certain = typed_reach(index, self)
         out = {}
         for source, occs in seeds.items():
-            kept = [o for o in occs if (o[0].module, o[1]) in runs]
+            kept = [o for o in occs if (o[0].module, o[1]) in may]
+            if kept:
+                out[source] = kept
+        self._uncertain = frozenset((o[0].module, o[1]) for occs in out.values() for o in occs) - certain
+        return out
+
+    def certain_seeds(self) -> dict:
+        """The seeds that run whatever class the program's objects are of (`seeds` also has
+        those that may run): what shows intent."""
+        seeds = self.seeds()
+        if not self._uncertain:
+            return seeds
+        out = {}
+        for source, occs in seeds.items():
+            kept = [o for o in occs if (o[0].module, o[1]) not in self._uncertain]
             if kept:
                 out[source] = kept
         return out
@@ -128,7 +146,8 @@ class Program:
         if self.assumed_seeds and (sources is None or self.assumed_seeds & set(sources)):
             return True
         if any(
-            ev.data.get("intent", True) for src, occs in self.seeds().items() if sources is None or src in sources for _, _, ev in occs
+            ev.data.get("intent", True) for src, occs in self.certain_seeds().items() if sources is None or src in sources
+            for _, _, ev in occs
         ):
             return True
         m = self.index.m

@@ -70,6 +70,15 @@ class CallableValues:
     def _returned_made(self, value: ast.AST) -> None:
         """`return Net(cfg)` (or a name bound to such a call) in a function: what a call of
         the function gives is an object that callee made."""
+        if type(value) is _Name:
+            bound = self.local_values.get(value.id)  # type: ignore[attr-defined]
+            if type(bound) is ast.IfExp:
+                value = bound
+        if type(value) is ast.IfExp:
+            # `return Engine(fn) if not deterministic else DeterministicEngine(fn)`: either
+            self._returned_made(value.body)  # type: ignore[attr-defined]
+            self._returned_made(value.orelse)  # type: ignore[attr-defined]
+            return
         made = self._receiver(value)  # type: ignore[attr-defined]
         if made is not None and made.startswith(INSTANCE):
             returns = self.info.extra.setdefault(RETURNS_MADE, {}).setdefault(self.scope, [])

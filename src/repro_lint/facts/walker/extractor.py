@@ -324,7 +324,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
                 tv = type(v)
                 if tv is _Name or tv is _Attribute:
                     self._returned(v)
-                if tv is _Name or tv is ast.Call:
+                if tv is _Name or tv is ast.Call or tv is ast.IfExp:
                     self._returned_made(v)
             # (a call that is a statement of its own: its value is not used)
             self.stmt_call = stmt.value if t is _Expr else None  # type: ignore[attr-defined]

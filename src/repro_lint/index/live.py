@@ -354,7 +354,8 @@ class LiveIndex(ProjectIndex):
                     if caller in effects and caller not in done:
                         stack.append(caller)
         self._effects_todo |= done
-        self.__dict__.pop("_typed_seeds", None)  # (`typed_reach.typed_seeds`: worked out again when asked)
+        self.__dict__.pop("_typed_seeds", None)  # (`typed_reach`: worked out again when asked)
+        self.__dict__.pop("_override_refs", None)
         self._seeding_names = None
         self._seed_callers = None
         self._seed_callers_by_module = None

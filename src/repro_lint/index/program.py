@@ -98,11 +98,11 @@ class Program:
         """The seeds, but those made in a subclass's override that the program never runs: the
         object whose method calls it is of a class the program shows (`typed_reach`). Those
         that run only for some of the classes an object may be of are kept as `maybe`."""
-        from repro_lint.index.typed_reach import overrides, typed_reach
+        from repro_lint.index.typed_reach import reaches_override, typed_reach
 
         index = self.index
         self._uncertain = frozenset()
-        if not any(overrides(index, info.module, scope) for occs in seeds.values() for info, scope, _ in occs):
+        if not seeds or not reaches_override(index, self):
             return seeds
         may, certain = typed_reach(index, self)
         out = {}

@@ -28,16 +28,24 @@ if TYPE_CHECKING:  # pragma: no cover
 Classes = Optional[frozenset]  # the classes `self` may be of (None: not known)
 
 
-def overrides(index: "ProjectIndex", module: str, scope: str) -> bool:
-    """Whether the function `scope` of `module` is a method that overrides one a project base
-    class of its class defines."""
-    info = index.modules.get(module)
-    fn = info.functions.get(scope) if info is not None else None
-    if fn is None or fn.class_name is None:
-        return False
-    cls_key = f"{module}.{fn.class_name}" if module else fn.class_name
-    name = scope.rpartition(".")[2]
-    return any(f"{base}.{name}" in index.functions for base in index.class_bases(cls_key)[1:] if base in index.classes)
+def reaches_override(index: "ProjectIndex", program: "Program") -> bool:
+    """Whether the program reaches a method that overrides one a project base class of its
+    class defines (else both walks agree)."""
+    refs = index.__dict__.get("_override_refs")
+    if refs is None:
+        refs = index.__dict__["_override_refs"] = frozenset(_override_refs(index))
+    return bool(refs) and not refs.isdisjoint(program.scopes)
+
+
+def _override_refs(index: "ProjectIndex") -> Iterator:
+    for key in index.functions:
+        info, fn = index.function(key)
+        if fn.class_name is None:
+            continue
+        cls_key = f"{info.module}.{fn.class_name}" if info.module else fn.class_name
+        name = key.rpartition(".")[2]
+        if any(f"{base}.{name}" in index.functions for base in index.class_bases(cls_key)[1:] if base in index.classes):
+            yield index.scope_of(key)
 
 
 def typed_reach(index: "ProjectIndex", program: "Program") -> tuple[set, set]:

@@ -26,9 +26,11 @@ from repro_lint.facts.hooks import call_hook_table, hook_set, registry
 from repro_lint.facts.matchers import Matchers
 from repro_lint.facts.model import (
     TYPING_SCOPE,
+    LIBRARY,
     LIGHT_HOOKS,
     MAIN_SCOPE,
     MODULE_SCOPE,
+    REF_CALL,
     STAR_IMPORTS,
     ClassInfo,
     Event,
@@ -467,6 +469,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self._visit_header(dec)
+            if type(dec) is ast.Call and type(dec.func) is ast.Attribute and self._receiver(dec.func.value) is not LIBRARY:  # type: ignore[attr-defined]
+                # `@trainer.on(Events.EPOCH_STARTED)`: a project object keeps the function to call
+                # it later (an event handler): reached, as a function handed over is
+                name = ".".join([*self.prefix, node.name])
+                self.add_call(f"{self.info.module}.{name}" if self.info.module else name, REF_CALL, dec)
         args = node.args
         for default in args.defaults:
             self._visit_header(default)

@@ -357,7 +357,11 @@ class CallFacts:
                 name = node.id  # type: ignore[attr-defined]
                 value = self.local_values.get(name)
                 if value is None and self.func is not None and name not in self.r.scope.bindings:
-                    value = self.module_values.get(name)  # a module-level object
+                    # a closure's free name (the enclosing function's object), or a module-level one
+                    outer = self.outer_values
+                    value = outer.get(name) if outer is not None else None
+                    if value is None:
+                        value = self.module_values.get(name)
                 if value is None or value is node:
                     return None
                 node = value

@@ -11,6 +11,7 @@ instead of walking trees again.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import hashlib
 import operator
@@ -145,6 +146,8 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.local_values: dict[str, ast.AST] = {}
         # the module level's, which functions see for names they do not bind (`_receiver`)
         self.module_values = self.local_values
+        # in a nested function, the enclosing functions' values (a closure's free names)
+        self.outer_values: Optional[collections.ChainMap] = None
         # (class, attribute) -> what made the object its instances keep there (`self.x = X()`)
         self.attribute_makers: dict[tuple[str, str], Optional[str]] = {}
         # the call an assignment stores (`x = f(...)`) and its callee as the call's visit
@@ -547,6 +550,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.no_grad = 1 if no_grad else 0
         self.optimizer_names = set()
         self.call_results = {}
+        saved_outer = self.outer_values
+        if saved[2] is not None:  # defined in a function: its free names are the enclosing one's
+            self.outer_values = collections.ChainMap(saved[9], *(saved_outer.maps if saved_outer else ()))
         self.local_values = {}
         bindings = self.r.push().bindings
         for name in params:
@@ -558,6 +564,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self._visit_body(body)
         self.r.pop()
         self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources = saved
+        self.outer_values = saved_outer
 
     def _visit_class(self, node: ast.ClassDef) -> None:
         for dec in node.decorator_list:

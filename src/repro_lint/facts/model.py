@@ -319,6 +319,9 @@ CORE_SUMMARIES[RETURNS] = lambda info: info.extra.get(RETURNS, {})
 # Net(cfg)`, `model = build(cfg); return model`): the object a call of it gives is one they
 # made (`INSTANCE` calls are looked up there)
 RETURNS_MADE = "returns_made"
+# ... with this entry where a return gives an object whose maker the scope does not show (the
+# list is then not all the function may return)
+MADE_UNKNOWN = "?"
 CORE_SUMMARIES[RETURNS_MADE] = lambda info: info.extra.get(RETURNS_MADE, {})
 # ModuleInfo.extra key: objects built into a container under a literal key (`postprocessors["aux"]
 # = AuxUpsample()`): (container name, key, the building callee), for calls of the item

@@ -6,7 +6,7 @@ included (`framework_reach`)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from repro_lint.index import framework_reach
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, ModuleInfo, stored_summary
@@ -80,6 +80,8 @@ class ScopeWalk:
         # a start can name a scope that does not exist (an unknown module or function)
         first = [i for i in map(self._number, starts) if i is not None]
         seen = bytearray(len(succ))
+        # asked only of the scopes the walk meets (a table over every numbered scope, made for
+        # each program, cost a large project time in the square of its size)
         outside = self._outside(within) if within is not None else None
         groups_done: set[tuple[str, str]] = set()
         queue: list[int] = []
@@ -97,13 +99,11 @@ class ScopeWalk:
                 items = succ[i] = self._successors(i, include_imports)
                 if len(seen) < len(succ):  # scopes numbered just now
                     seen.extend(bytes(len(succ) - len(seen)))
-            if outside is not None and len(seen) > len(outside):
-                outside = self._outside(within, outside)  # (scopes numbered just now)
             for x in items:
                 if x.__class__ is int:
                     if not seen[x]:
                         seen[x] = 1
-                        if outside is None or not outside[x]:
+                        if outside is None or not outside(x):
                             append(x)
                 elif x not in groups_done:
                     # every function of a method name: once queued, all of them are seen
@@ -111,24 +111,19 @@ class ScopeWalk:
                     for y in groups[x]:
                         if not seen[y]:
                             seen[y] = 1
-                            if outside is None or not outside[y]:
+                            if outside is None or not outside(y):
                                 append(y)
         return queue
 
-    def _outside(self, entry: str, known: Optional[bytearray] = None) -> bytearray:
-        """1 for each numbered scope whose module the entry module does not see (`known`: the
-        answer for the scopes numbered before, extended)."""
+    def _outside(self, entry: str) -> Callable[[int], bool]:
+        """Whether a numbered scope's module is one the entry module does not see."""
         visible = self.visible_modules(entry)
         ids = self.module_ids
         refs = self._refs
-        out = known if known is not None else bytearray()
-        start = len(out)
         if type(visible) is tuple:
-            members = set(visible)
-            out.extend(0 if ids[refs[i][0]] in members else 1 for i in range(start, len(refs)))  # type: ignore[index]
-        else:
-            out.extend(0 if visible >> ids[refs[i][0]] & 1 else 1 for i in range(start, len(refs)))  # type: ignore[index,operator]
-        return out
+            members = frozenset(visible)
+            return lambda i: ids[refs[i][0]] not in members  # type: ignore[index]
+        return lambda i: not visible >> ids[refs[i][0]] & 1  # type: ignore[index,operator]
 
     def _successors(self, i: int, include_imports: bool) -> tuple:
         """What scope `i` leads to, in discovery order: scope numbers, and method names

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator, Optional
 
-from repro_lint.facts.model import INSTANCE, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, SELF_CALL, SUPER_CALL, is_reference
+from repro_lint.facts.model import INSTANCE, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, SELF_CALL, SUPER_CALL, is_reference
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index.program import Program
@@ -172,7 +172,7 @@ def made_classes(index: "ProjectIndex", qual: str, info, depth: int = 0) -> Opti
         mod, scope = index.scope_of(key)
         minfo = index.modules[mod]
         made = minfo.summary(RETURNS_MADE).get(scope)
-        if not made:
+        if not made or MADE_UNKNOWN in made:
             return None
         for q in made:
             sub = made_classes(index, q, minfo, depth + 1)

@@ -11,7 +11,7 @@ import ast
 from sys import intern
 from typing import Optional
 
-from repro_lint.facts.model import INSTANCE, REGISTRIES, RETURNS, RETURNS_MADE
+from repro_lint.facts.model import INSTANCE, MADE_UNKNOWN, REGISTRIES, RETURNS, RETURNS_MADE
 
 _Name = ast.Name
 _Attribute = ast.Attribute
@@ -67,7 +67,7 @@ class CallableValues:
         for qual in quals:
             self.add_call(qual, None, node)
 
-    def _returned_made(self, value: ast.AST) -> None:
+    def _returned_made(self, value: ast.AST, depth: int = 4) -> None:
         """`return Net(cfg)` (or a name bound to such a call) in a function: what a call of
         the function gives is an object that callee made."""
         if type(value) is _Name:
@@ -76,15 +76,17 @@ class CallableValues:
                 value = bound
         if type(value) is ast.IfExp:
             # `return Engine(fn) if not deterministic else DeterministicEngine(fn)`: either
-            self._returned_made(value.body)  # type: ignore[attr-defined]
-            self._returned_made(value.orelse)  # type: ignore[attr-defined]
-            return
-        made = self._receiver(value)  # type: ignore[attr-defined]
-        if made is not None and made.startswith(INSTANCE):
-            returns = self.info.extra.setdefault(RETURNS_MADE, {}).setdefault(self.scope, [])
-            qual = made[len(INSTANCE):]
-            if qual not in returns:
-                returns.append(intern(qual))
+            # (a few levels: `x = a if c else x` names itself)
+            if depth:
+                self._returned_made(value.body, depth - 1)  # type: ignore[attr-defined]
+                self._returned_made(value.orelse, depth - 1)  # type: ignore[attr-defined]
+                return
+            value = None  # (not followed further: what it gives is not known)
+        made = self._receiver(value) if value is not None else None  # type: ignore[attr-defined]
+        qual = made[len(INSTANCE):] if made is not None and made.startswith(INSTANCE) else MADE_UNKNOWN
+        returns = self.info.extra.setdefault(RETURNS_MADE, {}).setdefault(self.scope, [])
+        if qual not in returns:
+            returns.append(intern(qual))
 
     def _returned(self, value: ast.AST) -> None:
         """`return get_csv_dataset` in a function: a project function handed back by name."""

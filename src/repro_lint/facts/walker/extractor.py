@@ -29,9 +29,11 @@ from repro_lint.facts.model import (
     TYPING_SCOPE,
     LIBRARY,
     LIGHT_HOOKS,
+    MADE_UNKNOWN,
     MAIN_SCOPE,
     MODULE_SCOPE,
     REF_CALL,
+    RETURNS_MADE,
     STAR_IMPORTS,
     ClassInfo,
     Event,
@@ -562,6 +564,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if args.kwarg is not None:
             bindings[args.kwarg.arg] = UNKNOWN
         self._visit_body(body)
+        made = self.info.extra.get(RETURNS_MADE, {}).get(qual)
+        if made is not None and all(m == MADE_UNKNOWN for m in made):
+            del self.info.extra[RETURNS_MADE][qual]  # (nothing it returns is known: as if none)
         self.r.pop()
         self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources = saved
         self.outer_values = saved_outer

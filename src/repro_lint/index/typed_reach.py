@@ -136,11 +136,8 @@ def _typed_calls(index: "ProjectIndex", info, scope: str, classes: Classes) -> I
                 for key in keys:
                     yield call, key, frozenset([cls]), False
                 continue
-        # a method called by its name alone on an object of unknown type (`evaluator.run()`)
-        # that several project methods have: any one of them, none certainly
-        several = target is None and method is not None and len(keys) > 1
         for key in keys:
-            yield call, key, None, several
+            yield call, key, None, False
 
 
 def _by_class(index: "ProjectIndex", call: tuple, keys: tuple, classes: frozenset, method: str) -> Iterator[tuple]:

@@ -27,7 +27,7 @@ from repro_lint.facts.hooks import call_hook_table, hook_set, registry
 from repro_lint.facts.matchers import Matchers
 from repro_lint.facts.model import (
     TYPING_SCOPE,
-    LIBRARY,
+    INSTANCE,
     LIGHT_HOOKS,
     MADE_UNKNOWN,
     MAIN_SCOPE,
@@ -474,7 +474,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self._visit_header(dec)
-            if type(dec) is ast.Call and type(dec.func) is ast.Attribute and self._receiver(dec.func.value) is not LIBRARY:  # type: ignore[attr-defined]
+            if type(dec) is ast.Call and type(dec.func) is ast.Attribute and (self._receiver(dec.func.value) or "").startswith(INSTANCE):  # type: ignore[attr-defined]
                 # `@trainer.on(Events.EPOCH_STARTED)`: a project object keeps the function to call
                 # it later (an event handler): reached, as a function handed over is
                 name = ".".join([*self.prefix, node.name])

@@ -38,6 +38,10 @@ REF_WORKER = "@ref:worker"
 # that function's qualified name (`register("crop", random_crop)`): reached only where that
 # function is not the project's (a project function keeps it to call later, by key or never)
 REF_HANDED = "@ref:to:"
+# The method field of a function registered with a decorator of an object (`@trainer.on(...)`),
+# followed by what made the object: reached only where that maker is the project's (a project
+# object keeps it to call later; a web framework's `@app.post(...)` serves requests)
+REF_REGISTERED = "@ref:on:"
 
 
 def is_reference(call: tuple) -> bool:

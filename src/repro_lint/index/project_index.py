@@ -13,7 +13,7 @@ from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index import hydra_configs
 from repro_lint.index.effects import Effects, FunctionEffects
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, TYPING_SCOPE, FunctionInfo, ModuleInfo
+from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REF_REGISTERED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, TYPING_SCOPE, FunctionInfo, ModuleInfo
 from repro_lint.index.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
@@ -421,6 +421,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 how = call[1]
                 if keys and how is not None and how[:8] == REF_HANDED and self.resolve(how[8:], info):
                     keys = ()  # handed at import time to a project function that keeps it
+                elif keys and how is not None and how[:8] == REF_REGISTERED and not self.resolve(how[8:], info):
+                    keys = ()  # registered on a library's object (a web framework's route)
             if keys:
                 out.append(call)
                 out.append(keys)

@@ -32,7 +32,7 @@ from repro_lint.facts.model import (
     MADE_UNKNOWN,
     MAIN_SCOPE,
     MODULE_SCOPE,
-    REF_CALL,
+    REF_REGISTERED,
     RETURNS_MADE,
     STAR_IMPORTS,
     ClassInfo,
@@ -474,11 +474,13 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for dec in node.decorator_list:
             self._visit_header(dec)
-            if type(dec) is ast.Call and type(dec.func) is ast.Attribute and (self._receiver(dec.func.value) or "").startswith(INSTANCE):  # type: ignore[attr-defined]
-                # `@trainer.on(Events.EPOCH_STARTED)`: a project object keeps the function to call
-                # it later (an event handler): reached, as a function handed over is
+            made = self._receiver(dec.func.value) if type(dec) is ast.Call and type(dec.func) is ast.Attribute else None  # type: ignore[attr-defined]
+            if made is not None and made.startswith(INSTANCE):
+                # `@trainer.on(Events.EPOCH_STARTED)`: an object keeps the function to call it
+                # later (an event handler): reached, as a function handed over is, where the
+                # object is the project's (`model.index`)
                 name = ".".join([*self.prefix, node.name])
-                self.add_call(f"{self.info.module}.{name}" if self.info.module else name, REF_CALL, dec)
+                self.add_call(f"{self.info.module}.{name}" if self.info.module else name, REF_REGISTERED + made[len(INSTANCE):], dec)
         args = node.args
         for default in args.defaults:
             self._visit_header(default)

@@ -24,7 +24,7 @@ def _compact_bits(mask: int) -> "int | tuple[int, ...]":
     """A bit set, or the ascending tuple of its members where that is much smaller (a
     member takes 8 bytes of the tuple, a bit set one bit per number up to the highest)
     and short enough to search."""
-    count = mask.bit_count()
+    count = bin(mask).count("1")  # (int.bit_count: Python 3.10 and later)
     if count > _FEW_VISIBLE or count * 256 >= mask.bit_length():
         return mask
     out = []

@@ -396,6 +396,8 @@ class LiveIndex(ProjectIndex):
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None
+            self._builders = {}
+            self._class_level_memo = {}
             self._bases_cache = {}
             self._module_class = {}
 

@@ -7,7 +7,7 @@ checking one changed file still knows that `utils.set_seed` seeds torch and nump
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index import hydra_configs
@@ -124,6 +124,8 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._succ: dict[bool, list] = {}
         self._call_succ: list = []  # the calls' part of each scope's successors, shared by both kinds of walk
         self._by_name_ids: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._builders: dict[int, tuple] = {}  # (`ScopeWalk._builders_of`)
+        self._class_level_memo: dict[int, tuple] = {}  # (`ScopeWalk._class_level`)
         self._has_events: Optional[bytearray] = None
         self._by_kind: Optional[list] = None
         self._method_cache: dict[str, dict] = {}
@@ -157,7 +159,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         # scripts import siblings by bare name (`from utils import x` beside train.py)
         pkg = ctx.module if ctx.is_package else ctx.module.rpartition(".")[0]
         if pkg:
-            cands.append(f"{pkg}.{qual}")
+            beside = f"{pkg}.{qual}"
+            if not ctx.is_package and pkg not in self.modules and f"{pkg}.{qual.partition('.')[0]}" in self.modules:
+                # a script in a folder that is no package runs with that folder first on
+                # `sys.path`: its sibling `tp.py` wins over a `tp.py` at the root
+                cands.insert(0, beside)
+            else:
+                cands.append(beside)
         return cands
 
     def module_of(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
@@ -314,6 +322,28 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                     break
         self._class_keys[key] = found
         return found
+
+    def registry_classes(self, qual: str, ctx: ModuleInfo) -> Iterator[str]:
+        """The project classes of a module-level dict of callables that `qual` names
+        (`MODELS[args.arch](...)` calls one of them)."""
+        for cand in self._candidates(qual, ctx):
+            mod, _, name = cand.rpartition(".")
+            info = self.modules.get(mod)
+            if info is None:
+                continue
+            target = info.exports.get(name)
+            if target and target != cand:
+                mod, _, name = target.rpartition(".")
+                info = self.modules.get(mod)
+                if info is None:
+                    continue
+            values = info.summary(REGISTRIES).get(name)
+            if values:
+                for value in values:
+                    cls = self.class_key(value, info)
+                    if cls is not None:
+                        yield cls
+                return
 
     def is_project(self, qual: str, ctx: ModuleInfo) -> bool:
         return bool(self.resolve(qual, ctx)) or self.module_of(qual, ctx) is not None and qual in self.modules

@@ -6,10 +6,11 @@ included (`framework_reach`)."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+import sys
+from typing import Callable, Iterable, Iterator, Optional
 
 from repro_lint.index import framework_reach
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, Event, ModuleInfo, stored_summary
+from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, SELF_CALL, Event, ModuleInfo, stored_summary
 from repro_lint.index.program import Program
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
@@ -90,30 +91,164 @@ class ScopeWalk:
                 seen[i] = 1
                 queue.append(i)
         append = queue.append
+        # a program's call by method name on an object of unknown class reaches a method only
+        # once the program may have built an object that has it: the building method of its
+        # class or of a subclass ran (or the class was called: `_inheriting_made`). Until then
+        # the method waits under those classes' keys (`_builders_of`).
+        waiting: dict = {}
+        implied: dict = {}  # classes registered together: one built, the others may be
+        fired: set = set()
+
+        def fire(key) -> None:
+            fire_pair((key, None))
+
+        def fire_pair(first: tuple) -> None:
+            stack = [first]
+            while stack:
+                k, cls = stack.pop()
+                if k in fired:
+                    continue
+                fired.add(k)
+                # a class built by a registry the walk cannot follow: its building methods run
+                building = () if cls is None else self._building_numbers(cls)
+                if len(seen) < len(succ):
+                    seen.extend(bytes(len(succ) - len(seen)))
+                for y in (*waiting.pop(k, ()), *building):
+                    if not seen[y]:
+                        seen[y] = 1
+                        if outside is None or not outside(y):
+                            append(y)
+                stack.extend(implied.pop(k, ()))
+
         pos = 0
         while pos < len(queue):
             i = queue[pos]
             pos += 1
+            if i in waiting or i in implied:
+                fire(i)
             items = succ[i]
             if items is None:
                 items = succ[i] = self._successors(i, include_imports)
                 if len(seen) < len(succ):  # scopes numbered just now
                     seen.extend(bytes(len(succ) - len(seen)))
             for x in items:
-                if x.__class__ is int:
+                cls = x.__class__
+                if cls is int:
                     if not seen[x]:
                         seen[x] = 1
                         if outside is None or not outside(x):
                             append(x)
+                elif cls is str:
+                    if x not in fired:
+                        fire(x)
+                elif cls is frozenset:
+                    if outside is not None:
+                        pairs = [(k, c) for k, c in zip(map(self._wait_key, x), x) if k is not None]
+                        if len(seen) < len(succ):
+                            seen.extend(bytes(len(succ) - len(seen)))
+                        if any(k in fired or k.__class__ is int and seen[k] for k, _ in pairs):
+                            for pair in pairs:
+                                fire_pair(pair)
+                        else:
+                            for k, _ in pairs:
+                                implied.setdefault(k, []).extend(pairs)
                 elif x not in groups_done:
                     # every function of a method name: once queued, all of them are seen
                     groups_done.add(x)
+                    own = self._own_classes(x) if len(x) == 3 else None
                     for y in groups[x]:
                         if not seen[y]:
+                            if outside is not None and (own is None or self._class_of(y) not in own):
+                                builders = self._builders_of(y)
+                                if len(seen) < len(succ):  # building methods numbered just now
+                                    seen.extend(bytes(len(succ) - len(seen)))
+                                if builders and not any(b in fired or b.__class__ is int and seen[b] for b in builders):
+                                    for b in builders:
+                                        waiting.setdefault(b, []).append(y)
+                                    continue
                             seen[y] = 1
                             if outside is None or not outside(y):
                                 append(y)
+                                if outside is not None:
+                                    # a class method called on a class of unknown kind (from a
+                                    # registry) may build any class it is inherited by
+                                    for pair in self._class_level(y):
+                                        fire_pair(pair)
         return queue
+
+    def _builders_of(self, i: int) -> tuple:
+        """What shows that a program may hold an object with method `i` (of its class, or of
+        a subclass): the key (`_wait_key`) of each such class; () where one of those classes
+        has no project building method (a library builds it: any program may hold one)."""
+        hit = self._builders.get(i)
+        if hit is not None:
+            return hit
+        cls_key = self._class_of(i)
+        out: tuple = ()
+        # a building method reached is the class being built (`Net(...)` called by a name a
+        # star import brings): nothing to wait for
+        building = self._refs[i][1].rpartition(".")[2] in self.m.building_order  # type: ignore[index,attr-defined]
+        if cls_key is not None and cls_key in self.classes and not building and not self._class_level(i):  # type: ignore[attr-defined]
+            found: dict = {}
+            for cls in (cls_key, *self.subclasses(cls_key)):  # type: ignore[attr-defined]
+                key = self._wait_key(cls)
+                if key is None:
+                    found = {}
+                    break
+                found[key] = None
+            out = tuple(found)
+        self._builders[i] = out
+        return out
+
+    def _building_numbers(self, cls: str) -> tuple:
+        """The scope numbers of the methods that run when the class is built."""
+        found = (self._number(self.scope_of(k)) for k in self.class_methods(cls))  # type: ignore[attr-defined]
+        return tuple(j for j in found if j is not None)
+
+    def _class_level(self, i: int) -> tuple:
+        """For a class method or static method (it runs on the class, not on an object of
+        it): (`_wait_key`, class) of its class and of each subclass; () for anything else."""
+        hit = self._class_level_memo.get(i)
+        if hit is not None:
+            return hit
+        out: tuple = ()
+        cls_key = self._class_of(i)
+        if cls_key is not None and cls_key in self.classes:  # type: ignore[attr-defined]
+            mod, qual = self._refs[i]  # type: ignore[index]
+            decorators = self.modules[mod].functions[qual].decorators
+            if any(d.rpartition(".")[2] in ("classmethod", "staticmethod") for d in decorators):
+                pairs = ((self._wait_key(c), c) for c in (cls_key, *self.subclasses(cls_key)))  # type: ignore[attr-defined]
+                out = tuple((k, c) for k, c in pairs if k is not None)
+                out = out or ((None, None),)
+        self._class_level_memo[i] = out
+        return out
+
+    def _wait_key(self, cls: str):
+        """What marks a class built in a walk: the scope number of its own building method
+        (the first of `class_methods`: reached when it is built, or by a subclass's `super()`),
+        or its key where it inherits that method (`_inheriting_made` marks it where it is
+        called); None where it has no project building method."""
+        building = self.class_methods(cls)  # type: ignore[attr-defined]
+        if not building:
+            return None
+        if building[0].rpartition(".")[0] == cls:
+            return self._number(self.scope_of(building[0]))  # type: ignore[attr-defined]
+        return sys.intern(cls)
+
+    def _class_of(self, i: int) -> Optional[str]:
+        """The class key of a numbered method (None for a function)."""
+        mod, qual = self._refs[i]  # type: ignore[index]
+        fn = self.modules[mod].functions.get(qual)
+        if fn is None or fn.class_name is None:
+            return None
+        return f"{mod}.{fn.class_name}" if mod else fn.class_name
+
+    def _own_classes(self, group: tuple) -> tuple:
+        """For `self.m()` in a method: its class and the bases, whose methods run on any
+        object the method runs on (an object of the class is there: no building needed)."""
+        mod, marker = group[1], group[2]
+        qual = marker[len(SELF_CALL):]
+        return tuple(self.class_bases(f"{mod}.{qual}" if mod else qual))
 
     def _outside(self, entry: str) -> Callable[[int], bool]:
         """Whether a numbered scope's module is one the entry module does not see."""
@@ -161,10 +296,13 @@ class ScopeWalk:
         number = self._number
         out: dict = {}
         for call, keys in self.callees(mod, ref[1]):
-            if (call[0] is None or call[0] == NAME_REF) and len(keys) > 1:
+            target = call[0]
+            if (target is None or target == NAME_REF) and keys or len(keys) > 1 and target.startswith(SELF_CALL):
                 # a call by method name fans out to many functions, the same for every
-                # caller in this module: the walk expands each group once
-                group = (call[1], ref[0])
+                # caller in this module: the walk expands each group once (and a program's
+                # walk only to methods of classes it may have built); `self.m()` reaches the
+                # overrides of the subclasses, built or not
+                group = (call[1], ref[0]) if target is None or target == NAME_REF else (call[1], ref[0], target)
                 if group not in self._by_name_ids:
                     members = (number(self.scope_of(k)) for k in keys)
                     self._by_name_ids[group] = tuple(dict.fromkeys(j for j in members if j is not None))
@@ -174,11 +312,54 @@ class ScopeWalk:
                     r = self.scope_of(k)
                     j = ids.get(r)
                     out[number(r) if j is None else j] = None
+                if keys and target is not None and target[0] != "@":
+                    for cls in self._inheriting_made(target, mod):
+                        out[cls] = None
+        if ref[1] == MODULE_SCOPE:
+            for group in self._registered_together(mod):
+                out[group] = None
         if ref[1] in mod.hydra_mains:
             for k in self.hydra_targets(mod, mod.functions[ref[1]]):
                 out[number(self.scope_of(k))] = None
+            for name in self.config_names(mod, mod.functions[ref[1]]):  # type: ignore[attr-defined]
+                for cls in self._inheriting_made(name, mod):
+                    out[cls] = None
         out.pop(None, None)
         return tuple(out)
+
+    def _registered_together(self, mod: ModuleInfo) -> Iterator[frozenset]:
+        """The project classes a module's top level hands together to a project function
+        (`register_method(name="wave", config_cls=WaveConfig, model_cls=WaveModel)`): the
+        registry builds the one of them that goes with the other the program built."""
+        together: dict = {}
+        for call in mod.calls.get(MODULE_SCOPE, ()):
+            how = call[1]
+            target = call[0]
+            if how is None or how[:8] != REF_HANDED or target is None or target[0] == "@":
+                continue
+            cls = self.class_key(target, mod)  # type: ignore[attr-defined]
+            if cls is not None and self.resolve(how[8:], mod):  # type: ignore[attr-defined]
+                together.setdefault((call[2], how), []).append(cls)
+        for classes in together.values():
+            if len(classes) > 1:
+                yield frozenset(classes)
+
+    def _inheriting_made(self, target: str, mod: ModuleInfo) -> Iterator[str]:
+        """The classes a call of `target` builds (the class called, each class of a dict of
+        them called by item, the class whose method is called on it: `Model.from_config(...)`)
+        that have no building method of their own: a walk marks them built (a successor that is
+        a class key), as reaching their base's `__init__` does not tell them from its other
+        subclasses."""
+        cls = self.class_key(target, mod)  # type: ignore[attr-defined]
+        found = [cls] if cls is not None else [*self.registry_classes(target, mod)]  # type: ignore[attr-defined]
+        if not found and "." in target:
+            owner = self.class_key(target.rpartition(".")[0], mod)  # type: ignore[attr-defined]
+            if owner is not None:
+                found = [owner]
+        for cls in found:
+            building = self.class_methods(cls)  # type: ignore[attr-defined]
+            if building and building[0].rpartition(".")[0] != cls:
+                yield sys.intern(cls)
 
     def program(self, entry: ModuleInfo) -> "Program":
         starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]

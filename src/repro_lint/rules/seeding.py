@@ -321,6 +321,25 @@ def _counting_sources(ctx: Context, keys: tuple, inference: bool) -> set:
     return out
 
 
+def _drawn_in(ctx: Context, program: Program, item: tuple) -> tuple:
+    """A body item of a program's entry module with the sources a call of it draws from as
+    the program runs it: through the code the program reaches, not what the called
+    functions' shared effects count (every method a call by name may reach, of classes this
+    program never builds)."""
+    pos, kind, sources, at, name, keys = item
+    if kind != "draw" or isinstance(at, Event) or not keys:
+        return item
+    index = ctx.index
+    scopes = program.scope_set
+    drawn: set = set()
+    for mod, scope in index.reach([index.scope_of(k) for k in keys], include_imports=False):
+        if (mod, scope) in scopes:
+            for ev in index.modules[mod].events.get(scope, ()):
+                if ev.kind == "draw":
+                    drawn.add(ev.data["source"])
+    return (pos, kind, sources & drawn, at, name, keys)
+
+
 def _may_seed(ctx: Context, info: ModuleInfo, scopes: tuple[str, ...], callers: Optional[frozenset]) -> bool:
     """Whether a body seeds anything, checked cheaply first: most bodies do not. Only the
     effects of the functions the body calls are worked out (not those of every project
@@ -371,6 +390,9 @@ def seed_after_draw(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             inference, asked_inference = _inference(ctx, ctx.program_of(info)), True
         if inference is not None:
             items = _body_items(ctx, info, scopes, inference)
+        program = ctx.program_of(info)
+        if program is not None:
+            items = [_drawn_in(ctx, program, it) for it in items]
         first_seed: dict[str, tuple] = {}
         for item in items:
             if item[1] == "seed":

@@ -579,7 +579,8 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         bases = []
         for base in node.bases:
             self._visit_header(base)
-            bases.append(self.r.qualify(base) or "")
+            # `class Builder(Base[Config])`: a generic base is the class it subscripts
+            bases.append(self.r.qualify(base.value if type(base) is ast.Subscript else base) or "")
         qual = ".".join([*self.prefix, node.name])
         methods = [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
         self.info.classes[qual] = ClassInfo(qual, node.name, node.lineno, tuple(bases), tuple(methods))

@@ -69,19 +69,24 @@ def select(report: Report, cfg: Config, cli_select=None, cli_extend=None, cli_ig
             continue
         if f.code != "RPL001" and not ignore_noqa and suppressed(f, info):
             continue
-        if f.fix is not None and not cfg.fix_allowed(f.code):
+        if f.fix is not None and not cfg.fix_allowed(f.code, _opt_in(f.code)):
             f = dataclasses.replace(f, fix=None)
         elif f.fix is not None and f.fix.follow_ons:
             # a follow-on counts where the same selection would show and fix its finding
             kept = tuple(
                 o for o in f.fix.follow_ons
                 if eff.enabled(o.code, rels.get(o.path) or display_rel(Path(o.path), report.root, resolve))
-                and cfg.fix_allowed(o.code) and (ignore_noqa or not _suppressed(o.code, o.line, report.infos.get(o.path)))
+                and cfg.fix_allowed(o.code, _opt_in(o.code)) and (ignore_noqa or not _suppressed(o.code, o.line, report.infos.get(o.path)))
             )
             if kept != f.fix.follow_ons:
                 f = dataclasses.replace(f, fix=dataclasses.replace(f.fix, follow_ons=kept))
         out.append(f)
     return out
+
+
+def _opt_in(code: str) -> bool:
+    doc = catalog.rule_docs().get(code)
+    return doc is not None and doc.fix_opt_in
 
 
 def known_codes() -> list[str]:

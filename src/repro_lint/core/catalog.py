@@ -65,6 +65,8 @@ class RuleDoc:
     fix_description: str
     references: tuple[str, ...] = ()
     help: str = ""  # the `help:` line of its findings when a finding gives none of its own
+    # a fix applied only where the configuration's `fixable` names the rule (not by "ALL")
+    fix_opt_in: bool = False
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -72,7 +74,12 @@ class RuleDoc:
         return self.code[:4]
 
     def _fix_text(self) -> str:
-        return "No automatic fix." if self.fix == "none" else f"Fix ({self.fix}): {self.fix_description}"
+        if self.fix == "none":
+            return "No automatic fix."
+        text = f"Fix ({self.fix}): {self.fix_description}"
+        if self.fix_opt_in:
+            text += f"\n\nNot offered by default: only where the configuration's `fixable` names the rule (`fixable = [\"{self.code}\"]`)."
+        return text
 
     def markdown(self) -> str:
         refs = "\n".join(f"- {r}" for r in self.references)
@@ -137,6 +144,7 @@ def _docs(paths: list) -> dict[str, RuleDoc]:
                 fix_description=fix.get("description", ""),
                 references=tuple(data.get("references", ())),
                 help=data.get("help", ""),
+                fix_opt_in=bool(fix.get("opt-in", False)),
                 extra={k: v for k, v in data.items() if k not in {"code", "name", "summary", "why", "example", "fix", "references", "help"}},
             )
         except KeyError as exc:

@@ -100,8 +100,11 @@ class Config:
                     return False
         return True
 
-    def fix_allowed(self, code: str) -> bool:
-        """Whether `--fix` may apply the rule's fixes (`fixable`, less `unfixable`)."""
+    def fix_allowed(self, code: str, opt_in: bool = False) -> bool:
+        """Whether `--fix` may apply the rule's fixes (`fixable`, less `unfixable`); a rule
+        whose fix is opt-in needs `fixable` to name it or its prefix (`ALL` does not)."""
+        if opt_in:
+            return _chosen(code, [p for p in self.fixable if p.upper() not in ("ALL", "")], self.unfixable)
         return _chosen(code, self.fixable, self.unfixable)
 
 

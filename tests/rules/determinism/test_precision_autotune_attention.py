@@ -62,12 +62,18 @@ def test_rpl406_target_setting_decides_over_requirements(project, cli):
     assert codes(check(cli, project.root, "--config", 'target-torch-version = "1.10"')) == []
 
 
-def test_rpl406_fix_is_unsafe_and_restores_full_precision(project, cli):
+def test_rpl406_offers_no_fix_unless_fixable_names_it(project, cli):
     path = project("train.py", TF32.replace("allow_tf32 = True", 'fp32_precision = "tf32"').replace("cuda.matmul.", ""))
-    r = cli("--fix", "--no-cache", "train.py", cwd=project.root)
+    original = path.read_text()
+    # by default (fixable = ALL) the finding has no fix: TF32 is most often a speed choice
+    r = cli("--fix", "--unsafe-fixes", "--no-cache", "train.py", cwd=project.root)
+    assert "RPL406" in r.stdout and "fixable" not in r.stdout
+    assert path.read_text() == original
+    # named in `fixable`, the fix is offered as unsafe and restores full precision
+    r = cli("--fix", "--no-cache", "--config", 'fixable = ["RPL406"]', "train.py", cwd=project.root)
     assert "torch.backends.fp32_precision" in r.stdout and "--unsafe-fixes" in r.stdout
-    assert 'torch.backends.fp32_precision = "tf32"' in path.read_text()
-    cli("--fix", "--unsafe-fixes", "--no-cache", "train.py", cwd=project.root)
+    assert path.read_text() == original
+    cli("--fix", "--unsafe-fixes", "--no-cache", "--config", 'fixable = ["RPL406"]', "train.py", cwd=project.root)
     assert 'torch.backends.fp32_precision = "ieee"' in path.read_text()
 
 

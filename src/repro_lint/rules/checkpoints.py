@@ -130,6 +130,12 @@ def _fix(ctx: Context, program: Program, info: ModuleInfo, ev: Event, loads: lis
         return None, why
     if data.get("dict") is None:
         return None, "what is saved is not a dict display the fix can add to"
+    if data.get("rank_guard"):
+        # each rank has its own streams: rank 0's states restored everywhere would make them one
+        return None, (
+            f"only one rank saves the checkpoint (under `{data['rank_guard']}`): restoring its RNG states on "
+            "every rank would give every rank that rank's streams; save each rank's states (a file per rank)"
+        )
     keys = set(data.get("keys", ()))
     resume = next(
         ((linfo, lev) for linfo, _, lev in loads if lev.data.get("ckpt") and lev.data.get("key") in keys and lev.data.get("stmt")),

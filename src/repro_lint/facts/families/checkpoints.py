@@ -5,7 +5,8 @@ optimizer's state back, and where it reads or sets RNG states (the rule is in `r
   a key naming it, an optimizer's `state_dict()`, or the optimizer's state itself), `rng`
   (it may hold RNG state: a key naming it, a state getter, or keys this file cannot read),
   `keys` (its literal keys), `dict` (the span of the dict display it is, or was assigned
-  from in the same body; None when it is none).
+  from in the same body; None when it is none), `rank_guard` (the condition of an `if` around
+  it that lets one rank save, when there is one).
 - "optload": `<optimizer>.load_state_dict(arg)`. Data: `ckpt` (the name of the loaded
   checkpoint when `arg` is `ckpt["key"]` or `ckpt.get("key")`), `key`, `direct` (`arg` is a
   `torch.load(...)` call: the file holds the optimizer's state alone), `stmt` (the span of
@@ -55,6 +56,7 @@ def checkpoint_catalog() -> dict:
         "frameworks": {fw["package"]: fw for fw in data["frameworks"]},
         "weights_only": data["weights-only"],
         "fix": data["fix"],
+        "rank_words": frozenset(data["rank-guard-words"]),
     }
 
 
@@ -76,6 +78,9 @@ def _on_call(ex: Any, node: ast.Call, qual: Optional[str]) -> None:
     func = node.func
     if qual in cat["savers"]:
         ev = ex.add("ckptsave", node, api=qual)
+        guard = _rank_guard(ex, cat["rank_words"])
+        if guard is not None:
+            ev.data["rank_guard"] = guard
         syn.keep(ex, SAVES, node, ev)
         return
     source = cat["getters"].get(qual or "")
@@ -95,6 +100,19 @@ def _on_call(ex: Any, node: ast.Call, qual: Optional[str]) -> None:
     if func.attr == cat["restore"] and node.args and _optimizer_name(syn.dotted(func.value)):
         ev = ex.add("optload", node, on=syn.dotted(func.value))
         syn.keep(ex, LOADS, node, ev)
+
+
+def _rank_guard(ex: Any, words: frozenset) -> Optional[str]:
+    """The source of an `if` around the statement that lets one rank through (its condition
+    names the rank or asks for the main process), or None."""
+    for test in ex.guards:
+        if not isinstance(test, ast.AST):
+            continue  # an `else` side: the ranks the condition does not name
+        for node in ast.walk(test):
+            name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+            if name is not None and (name in words or name.endswith("_rank")):
+                return ex.text_of(test)
+    return None
 
 
 def _on_finish(ex: Any) -> None:

@@ -19,7 +19,7 @@ from repro_lint.analysis.context import Context, sentences, unfixed
 from repro_lint.core import catalog
 from repro_lint.core.edits import WrapStatements
 from repro_lint.core.findings import Finding, Fix
-from repro_lint.facts.model import Event, ModuleInfo, is_reference
+from repro_lint.facts.model import MAIN_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.index.program import Program
 from repro_lint.rules.registry import rule
 
@@ -139,6 +139,8 @@ def library_reseeds_global(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             continue  # the script's own seeding, or the seeding the programs start with
         if not programs and not placement.is_library(ctx, info):
             continue  # neither a program nor the package's code runs it
+        if not programs and (info.module, scope) in ctx.index.reach([(info.module, MAIN_SCOPE)], include_imports=False):
+            continue  # the module's own `__main__` runs it: the seed of that script, which others only import
         yield _finding(ctx, info, ev, sources, mid_run)
 
 

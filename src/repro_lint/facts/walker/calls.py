@@ -154,7 +154,7 @@ class CallFacts:
                     self._seed_event(node, seeder, seeder.name)
             if method in m.reseed_method_names and (node.args or node.keywords):
                 self._reseeded(func.value, method)  # type: ignore[attr-defined]
-            if method in m.train_methods:
+            if method in m.train_methods and not self._fresh_tensor(func.value):  # type: ignore[attr-defined]
                 self.add("train", node, what=method)
                 self._torch_use(node)
             elif method == "step":
@@ -378,6 +378,12 @@ class CallFacts:
             else:
                 return None
         return None
+
+    def _fresh_tensor(self, recv: ast.AST) -> bool:
+        """`torch.empty(1, requires_grad=True).backward()`: a backward pass through a tensor a
+        factory made on the spot (a warm-up of the autograd engine, as some scripts do at
+        import) trains nothing."""
+        return type(recv) is ast.Call and self.r.qualify(recv.func) in self.m.tensor_factories  # type: ignore[attr-defined]
 
     def _receiver_class(self, recv: ast.AST) -> Optional[str]:
         """`self.m()`, `cls.m()` and `super().m()` inside a method: a marker naming the

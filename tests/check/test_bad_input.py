@@ -35,6 +35,29 @@ def test_files_python_rejects_before_parsing_are_syntax_errors(cli, project):
     assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
+def test_syntax_of_a_newer_python_the_project_requires_says_so(cli, project):
+    """A file that does not parse where the project requires a newer Python than the one running
+    the check (a `type` alias, Python 3.12) is RPL001 saying which Python to run; without such a
+    requirement it is a plain syntax error."""
+    import sys
+
+    newer = f"{sys.version_info[0]}.{sys.version_info[1] + 1}"
+    project("aliases.py", "type Batch = list[int]\nx = [1, 2, 3]\n")
+    project("pyproject.toml", f'[project]\nname = "p"\nversion = "0"\nrequires-python = ">={newer}"\n')
+    r = cli("--no-cache", "--format", "concise", "-q", cwd=project.root)
+    lines = [l for l in r.stdout.splitlines() if "RPL001" in l]
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if sys.version_info >= (3, 12):  # the alias parses: nothing to say
+        assert lines == [], lines
+        return
+    assert len(lines) == 1 and lines[0].startswith("aliases.py:1:6: RPL001 "), lines
+    assert f"Python {running} cannot parse this file" in lines[0] and f"run repro-lint with Python {newer}" in lines[0], lines
+    project("pyproject.toml", '[project]\nname = "p"\nversion = "0"\nrequires-python = ">=3.8"\n')
+    r = cli("--no-cache", "--format", "concise", "-q", cwd=project.root)
+    lines = [l for l in r.stdout.splitlines() if "RPL001" in l]
+    assert len(lines) == 1 and "cannot parse this file" not in lines[0] and "SyntaxError" in lines[0], lines
+
+
 def test_valid_deep_code_is_analysed(cli, project):
     """Nesting CPython compiles is not a syntax error: a 500-branch `elif` chain and a sum
     of 2,990 terms are deeper than the default recursion limit; their findings count."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import traceback
 from typing import Optional
 
 from repro_lint.core import progress
+from repro_lint.discover import requirements
 from repro_lint.facts.model import ModuleInfo
 from repro_lint.core.findings import Location
 from repro_lint.core.findings import Finding
@@ -192,19 +194,28 @@ def findings_of(ctx: Context, targets: list[ModuleInfo], errors: list[str], verb
     """The sorted findings on `targets` (RPL001 for files that do not parse, then every
     rule); files that could not be read add a line to `errors`."""
     findings: list[Finding] = []
+    floor = requirements.python_floor(ctx.index.root)
     for info in targets:
-        findings.extend(error_findings(info, errors, verbose))
+        findings.extend(error_findings(info, errors, verbose, floor))
     findings.extend(run_rules(ctx, {info.path for info in targets}, errors, verbose, jobs))
     findings.sort(key=lambda f: f.sort_key())
     return findings
 
 
-def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False) -> list[Finding]:
-    """RPL001 for a file that does not parse; a file that could not be read adds a line to `errors`."""
+def error_findings(info: ModuleInfo, errors: list[str], verbose: bool = False, python_floor: Optional[tuple] = None) -> list[Finding]:
+    """RPL001 for a file that does not parse (saying so where the project requires a newer
+    Python than the one running the check: its syntax may be that Python's, `type` aliases or
+    PEP 701 f-strings); a file that could not be read adds a line to `errors`."""
     if info.error is None:
         return []
     kind, message, line, col = info.error
     if kind == "syntax-error":
+        if python_floor is not None and tuple(python_floor[:2]) > sys.version_info[:2]:
+            wanted = ".".join(map(str, python_floor[:2]))
+            message = (
+                f"Python {sys.version_info[0]}.{sys.version_info[1]} cannot parse this file ({message}); the project "
+                f"requires Python >= {wanted}: run repro-lint with Python {wanted} to check it"
+            )
         return [Finding("RPL001", "syntax-error", message, Location(info.path, line, col + 1, line, col + 1), severity="error")]
     errors.append(f"{info.path}: {message}")
     if verbose and "traceback" in info.extra:

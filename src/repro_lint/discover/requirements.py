@@ -177,6 +177,20 @@ def declared(root: Path, package: str = "torch") -> list[tuple[str, Optional[tup
     return out
 
 
+def python_floor(root: Optional[Path]) -> Optional[tuple[int, ...]]:
+    """The oldest Python the project's pyproject.toml lets it run on (`requires-python`),
+    or None where it declares none."""
+    if root is None or not (root / "pyproject.toml").is_file():
+        return None
+    try:
+        data = tomllib.loads(read_text(root / "pyproject.toml"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project")
+    spec = project.get("requires-python") if isinstance(project, dict) else None
+    return lower_bound(spec) if isinstance(spec, str) else None
+
+
 def requirement_files(root: Path) -> list[Path]:
     """The files besides pyproject.toml and setup.py that `declared` reads in a folder."""
     found = [

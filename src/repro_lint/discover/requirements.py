@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import re
 import sys
 from dataclasses import dataclass
@@ -135,17 +136,27 @@ def _normalise(name: str) -> str:
 def parse_requirement(line: str, package: str = "torch") -> Optional[str]:
     """The specifier set of a PEP 508 requirement on `package` ("" for any version), else
     None (another package, or not a requirement)."""
-    try:
-        req = Requirement(line.strip())
-    except InvalidRequirement:
+    parsed = _parsed_requirement(line.strip())
+    if parsed is None or parsed[0] != package:
         return None
-    if canonicalize_name(req.name) != package:
-        return None
-    if req.url:
+    _, url, specs = parsed
+    if url:
         return ""  # a direct URL: the version is not known
     # in the order written (a specifier set keeps none)
     written = "".join(line.split())
-    return ",".join(sorted((str(spec) for spec in req.specifier), key=written.find))
+    return ",".join(sorted(specs, key=written.find))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _parsed_requirement(line: str) -> Optional[tuple[str, bool, tuple[str, ...]]]:
+    """(canonical name, whether it is a direct URL, its specifiers) of a requirement line, or
+    None. Kept: every program's rules ask for the requirements of its folders, and a fix
+    checks again several times; a project's lock files hold thousands of lines."""
+    try:
+        req = Requirement(line)
+    except InvalidRequirement:
+        return None
+    return canonicalize_name(req.name), bool(req.url), tuple(str(spec) for spec in req.specifier)
 
 
 def _requirement_lines(text: str) -> Iterator[str]:

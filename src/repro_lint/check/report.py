@@ -21,3 +21,4 @@ class Report:
     infos: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)
     # every project file's facts by resolved path (not kept when the result came from the cache)
     facts: dict[str, ModuleInfo] = field(default_factory=dict, repr=False)
+    redone: set = field(default_factory=set, repr=False)  # keys of `facts` extracted again in full

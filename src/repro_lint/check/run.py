@@ -66,15 +66,19 @@ def run_check(
     verbose: bool = False,
     overrides: Optional[dict[Path, bytes]] = None,
     dependents: bool = False,
+    known: Optional[Report] = None,
 ) -> Report:
     """Check `paths` against the whole project.
 
     `overrides` gives files' contents that are not on disk (an editor's unsaved buffer read
     from stdin): they are checked, and reported on, with that content. With `dependents`,
-    findings are reported wherever the named files can change them (`dependent_files`)."""
+    findings are reported wherever the named files can change them (`dependent_files`).
+    `known`: an earlier check's report in this process; the facts it extracted of files
+    whose content is the same are taken as they are (a check after --fix extracts only the
+    fixed files again, also without a cache)."""
     with without_cyclic_gc(), _decoded_released():
         try:
-            return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents)
+            return _run_check(paths, cfg, root, jobs, use_cache, verbose, overrides or {}, dependents, known)
         except CorruptCache:  # a cached body that does not match its record: rebuilt, not trusted
             found = (root or find_root([*paths, *(overrides or {})])).resolve()
             Cache(found, cfg.fingerprint(), enabled=use_cache, folder=cfg.cache_dir).drop_facts()
@@ -93,6 +97,7 @@ def _run_check(
     verbose: bool,
     overrides: dict[Path, bytes],
     dependents: bool,
+    known: Optional[Report] = None,
 ) -> Report:
     root = (root or find_root([*paths, *overrides])).resolve()
     report = Report(root=root)
@@ -157,17 +162,23 @@ def _run_check(
     facts_cache = cache.load_facts()
     jobs_todo = []
     stored: dict[str, tuple] = {}  # the cache entries of the files whose facts came from it
+    reused = False
     for k, f in all_files.items():
         if k not in digests:
             continue
         module, is_package = module_name(k, root, resolved=True)
         entry = facts_cache.get(k)
         hit = cached_facts(entry, digests[k], module)
+        from_cache = isinstance(hit, ModuleInfo)
+        if not from_cache and known is not None:
+            hit = _known_facts(known, k, digests[k], module)
+            reused = reused or hit is not None  # (not in the cache: stored as if extracted)
         shown = display_path(f, k)
         if isinstance(hit, ModuleInfo):
             hit.path = shown
             infos[k] = hit
-            stored[k] = entry
+            if from_cache:
+                stored[k] = entry
         else:
             jobs_todo.append((k, shown, module, is_package, digests[k]))
     stable = _read_again(jobs_todo, datas, digests, all_files, root)
@@ -180,11 +191,12 @@ def _run_check(
     datas.clear()
     # what found and read the files is not needed past here: a large project's paths
     # (`Path` objects) and jobs were kept to the end of the check (15 MB on 38,000 files)
-    extracted = bool(jobs_todo)
+    extracted = bool(jobs_todo) or reused
     del project_files, target_files, all_files, jobs_todo, digests
     buffers = {k: overrides[given[k]] for k in given}
     redone, same = batch.extract_light_again(infos, key, lambda k: buffers[k] if k in buffers else read_source(Path(k), k, root))
     stable = stable and same  # (a file changed while the check read it: its results are not kept)
+    report.redone = set(redone)
     if redone:
         extracted = True
         for k in redone:
@@ -234,6 +246,16 @@ def _run_check(
         slim = {path: noqa_view(info) for path, info in report.infos.items()}
         cache.store_results(run_key, unique, errors, slim)
     return report
+
+
+def _known_facts(known: Report, key: str, digest: str, module: str) -> Optional[ModuleInfo]:
+    """The facts an earlier check extracted of this content, as this check would extract
+    them: not those it extracted again in full (`batch.extract_light_again`), which a check
+    of the files as they are now may walk light."""
+    info = known.facts.get(key)
+    if info is None or key in known.redone or info.digest != digest or info.module != module or info.error is not None:
+        return None
+    return info
 
 
 def _read_again(jobs: list[tuple], datas: dict[str, bytes], digests: dict[str, str], files: dict[str, Path], root: Path) -> bool:

@@ -268,11 +268,11 @@ def _check(args) -> int:
     jobs = min(args.jobs or usable_cores(), usable_cores())
     quiet = args.quiet or args.silent
 
-    def check(overrides=overrides):
+    def check(overrides=overrides, known=None):
         with progress.shown(progress.wanted(quiet)):
             return run_check(
                 paths, cfg, root=root, jobs=jobs, use_cache=not no_cache, verbose=args.verbose,
-                overrides=overrides, dependents=args.whole_program,
+                overrides=overrides, dependents=args.whole_program, known=known,
             )
 
     def selected(report):
@@ -338,7 +338,7 @@ def _check(args) -> int:
             if stdin:
                 overrides = {p: outcome.texts.get(_shown(p), data) for p, data in overrides.items()}
                 locator = Locator({_shown(p): data for p, data in overrides.items()})
-            report = check(overrides)
+            report = check(overrides, known=report)  # (the files not fixed are not extracted again)
             report.errors.extend(outcome.errors)
             findings = selected(report)
         if stdin:  # the fixed source goes to stdout, as editors expect; the report to stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Iterable, Optional
 
 from repro_lint.check.parallel import findings_of
@@ -15,7 +16,8 @@ from repro_lint.discover.config import Config
 from repro_lint.core.findings import Finding
 from repro_lint.index.project_index import ProjectIndex
 from repro_lint.facts.matchers import get_matchers
-from repro_lint.facts.model import ModuleInfo
+from repro_lint.facts.model import LIGHT_HOOKS, ModuleInfo
+from repro_lint.discover import notebook
 from repro_lint.discover.project import FolderResolver, mark_path, module_name
 from repro_lint.analysis.context import Context
 from repro_lint.rules.registry import load_rules
@@ -61,14 +63,33 @@ def project_facts(targets: list[Path], cfg: Config, root: Path, jobs: int = 1, u
     return infos
 
 
-def extract_source(path: Path, data: bytes, cfg: Config, root: Path) -> ModuleInfo:
-    """Facts of one file from the given content (not read from disk)."""
+def extract_source(path: Path, data: bytes, cfg: Config, root: Path, known: Optional[ModuleInfo] = None) -> ModuleInfo:
+    """Facts of one file from the given content (not read from disk). `known`: the facts a
+    check extracted of the file; taken as they are when they are what this would extract
+    (the fix engine checks the files it fixes at their original text first)."""
     load_rules()
     module, is_package = module_name(path, root)
+    if known is not None and _extracted_alike(known, path, data, module, is_package, root):
+        return known
     # (in full: whether the project needs a file's gated facts is a question of all files)
     info = batch.safe_extract(display_path(path), module, is_package, data, cfg.matcher_key(), full=True)
     mark_path(info, display_rel(path, root))
     return info
+
+
+def _extracted_alike(known: ModuleInfo, path: Path, data: bytes, module: str, is_package: bool, root: Path) -> bool:
+    """Whether `known` are the facts `extract_source` makes of `data` at `path`: the same
+    bytes, module and marks, walked with every hook (a check walks a file light when none of
+    a gate's words is in it, `hooks.hook_set`, and then it misses facts taken in full)."""
+    if known.error is not None or known.summary(LIGHT_HOOKS) or notebook.is_notebook(str(path)):
+        return False
+    if (known.module, known.is_package, known.path) != (module, is_package, display_path(path)):
+        return False
+    if known.digest != hashlib.blake2b(data, digest_size=16).hexdigest():
+        return False
+    marks = SimpleNamespace(is_package=is_package, is_test=None, never_entry=None)
+    mark_path(marks, display_rel(path, root))
+    return (marks.is_test, marks.never_entry) == (known.is_test, known.never_entry)
 
 
 def check_facts(

@@ -198,7 +198,8 @@ class _Engine:
         infos = {}
         for f in files:
             if f.text != f.src.text or (wanted is not None and id(f) in wanted):
-                info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root)
+                known = self.facts.get(f.key) if f.text == f.src.text else None
+                info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root, known)
                 facts[f.key] = info
                 infos[f.key] = info
         return facts, infos

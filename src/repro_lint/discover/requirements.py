@@ -159,7 +159,14 @@ def _parsed_requirement(line: str) -> Optional[tuple[str, bool, tuple[str, ...]]
     return canonicalize_name(req.name), bool(req.url), tuple(str(spec) for spec in req.specifier)
 
 
-def _requirement_lines(text: str) -> Iterator[str]:
+@functools.lru_cache(maxsize=256)
+def _requirement_lines(text: str) -> tuple[str, ...]:
+    """The requirements of a requirements file's text, one a line (kept per text, as
+    `_parsed_requirement`)."""
+    return tuple(_lines_of(text))
+
+
+def _lines_of(text: str) -> Iterator[str]:
     joined = re.sub(r"\\\r?\n", " ", text)
     for raw in joined.splitlines():
         line = re.split(r"(?:^|\s)#", raw, maxsplit=1)[0].strip()
@@ -216,12 +223,23 @@ def requirement_files(root: Path) -> list[Path]:
 
 
 def _pyproject(pyproject: Path, package: str) -> list[tuple[str, Optional[tuple[int, ...]]]]:
-    out: list[tuple[str, Optional[tuple[int, ...]]]] = []
     if not pyproject.is_file():
-        return out
+        return []
     try:
-        data = tomllib.loads(read_text(pyproject))
-    except (OSError, tomllib.TOMLDecodeError):
+        text = read_text(pyproject)
+    except OSError:
+        return []
+    return list(_pyproject_text(text, package))
+
+
+@functools.lru_cache(maxsize=64)
+def _pyproject_text(text: str, package: str) -> tuple[tuple[str, Optional[tuple[int, ...]]], ...]:
+    """The declarations of `package` in a pyproject.toml's text (kept per text: the rules
+    of every program ask for those of its folders)."""
+    out: list[tuple[str, Optional[tuple[int, ...]]]] = []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         data = {}
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     lists = [project.get("dependencies", [])]
@@ -251,7 +269,7 @@ def _pyproject(pyproject: Path, package: str) -> list[tuple[str, Optional[tuple[
             constraint = value.get("version", "") if isinstance(value, dict) else value
             if isinstance(constraint, str):
                 out.append((f'{name} = "{constraint}" in pyproject.toml', _poetry_lower(constraint)))
-    return out
+    return tuple(out)
 
 
 _SETUP_KEYWORDS = ("install_requires", "extras_require", "tests_require", "requires")

@@ -69,6 +69,7 @@ class Matchers:
         self.draw_functions: dict[str, str] = {}
         self.draw_prefixes: list[tuple[str, str]] = []
         self.not_drawing: frozenset = frozenset(n for spec in rng["consumers"].values() for n in spec.get("not-drawing", ()))
+        self.trained_head_words: tuple = tuple(w for spec in rng["consumers"].values() for w in spec.get("trained-head-words", ()))
         self.draw_methods: dict[str, str] = {}
         self.draw_classes: dict[str, str] = {}
         self.shuffling_loaders: dict[str, str] = {}

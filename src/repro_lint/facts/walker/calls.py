@@ -379,6 +379,21 @@ class CallFacts:
                 return None
         return None
 
+    def _trained_head(self, node: ast.Call, qual: str) -> bool:
+        """`AutoModelForSequenceClassification.from_pretrained(args.reward_model_path, ...)`:
+        a checkpoint whose name says it was trained with its head (a reward model, a
+        classifier) loads that head; only a base checkpoint gets a new, random one."""
+        if not qual.endswith(".from_pretrained"):
+            return False
+        path = get_arg(node, 0, "pretrained_model_name_or_path")
+        if path is None:
+            return False
+        words = [
+            n.id if type(n) is _Name else n.attr if type(n) is _Attribute else n.value
+            for n in ast.walk(path) if type(n) in (_Name, _Attribute) or type(n) is ast.Constant and type(n.value) is str  # type: ignore[attr-defined]
+        ]
+        return any(w in name.lower() for name in words for w in self.m.trained_head_words)  # type: ignore[attr-defined]
+
     def _fresh_tensor(self, recv: ast.AST) -> bool:
         """`torch.empty(1, requires_grad=True).backward()`: a backward pass through a tensor a
         factory made on the spot (a warm-up of the autograd engine, as some scripts do at
@@ -463,7 +478,7 @@ class CallFacts:
             return
         src = m.draw_source(qual)
         if src is not None:
-            if get_arg(node, -1, "generator") is None and not self._names_only(node):
+            if get_arg(node, -1, "generator") is None and not self._names_only(node) and not self._trained_head(node, qual):
                 # `callee` and `npos` (positional arguments, -1 with a `*args`): for fixes that
                 # call another function with the same arguments (numpy's Generator fix)
                 npos = -1 if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)

@@ -138,6 +138,7 @@ class Matchers:
         self.trainers = frozenset(prog["trainers"])
         self.train_methods = frozenset(prog["train-methods"])
         self.tensor_factories = frozenset(prog["warm-up-tensors"])
+        self.hydra_factories = frozenset(frameworks["by-name"]["hydra"])
         self.optimizer_hints = tuple(prog["optimizer-name-hints"])
         self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
         self.other_frameworks = frozenset(prog.get("other-frameworks", ()))

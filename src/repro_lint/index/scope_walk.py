@@ -14,6 +14,8 @@ from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDE
 from repro_lint.index.program import Program
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
+# a successor standing for "any project class may be built here" (`_call_successors`)
+ANY_CLASS = "*"
 
 
 class ScopeWalk:
@@ -98,6 +100,7 @@ class ScopeWalk:
         waiting: dict = {}
         implied: dict = {}  # classes registered together: one built, the others may be
         fired: set = set()
+        anything = False  # the program builds classes by name: any of them may be built
 
         def fire(key) -> None:
             fire_pair((key, None))
@@ -139,7 +142,12 @@ class ScopeWalk:
                         if outside is None or not outside(x):
                             append(x)
                 elif cls is str:
-                    if x not in fired:
+                    if x is ANY_CLASS:
+                        if not anything:
+                            anything = True
+                            for key in list(waiting):
+                                fire(key)
+                    elif x not in fired:
                         fire(x)
                 elif cls is frozenset:
                     if outside is not None:
@@ -158,7 +166,7 @@ class ScopeWalk:
                     own = self._own_classes(x) if len(x) == 3 else None
                     for y in groups[x]:
                         if not seen[y]:
-                            if outside is not None and (own is None or self._class_of(y) not in own):
+                            if outside is not None and not anything and (own is None or self._class_of(y) not in own):
                                 builders = self._builders_of(y)
                                 if len(seen) < len(succ):  # building methods numbered just now
                                     seen.extend(bytes(len(succ) - len(seen)))
@@ -318,6 +326,10 @@ class ScopeWalk:
         if ref[1] == MODULE_SCOPE:
             for group in self._registered_together(mod):
                 out[group] = None
+        if any(ev.kind == "byname" and self._builds_project_class(ev, mod) for ev in mod.events.get(ref[1], ())):
+            # a class built from a string the index does not read (`instantiate_from_config`,
+            # `construct_class_by_name`): any class may have been built
+            out[ANY_CLASS] = None
         if ref[1] in mod.hydra_mains:
             for k in self.hydra_targets(mod, mod.functions[ref[1]]):
                 out[number(self.scope_of(k))] = None
@@ -326,6 +338,18 @@ class ScopeWalk:
                     out[cls] = None
         out.pop(None, None)
         return tuple(out)
+
+    def _builds_project_class(self, ev: Event, mod: ModuleInfo) -> bool:
+        """Whether a "byname" event may build a project class the walk cannot see: Hydra's
+        factories are followed through the configs (`hydra_targets`); `getattr(module, name)`
+        builds what that module holds, a project class only for a project module."""
+        api = ev.data["api"]
+        if api in self.m.hydra_factories:  # type: ignore[attr-defined]
+            return False
+        if api == "getattr":
+            module = ev.data.get("module")
+            return bool(module) and self.module_of(module, mod) is not None  # type: ignore[attr-defined]
+        return True
 
     def _registered_together(self, mod: ModuleInfo) -> Iterator[frozenset]:
         """The project classes a module's top level hands together to a project function

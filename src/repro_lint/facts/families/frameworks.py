@@ -99,7 +99,7 @@ def _by_name_call(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) 
     if last == "getattr" and qual in (None, "getattr", "builtins.getattr"):
         # `getattr(models, args.arch)`: a module's attribute named at run time
         if len(node.args) >= 2 and _names_module(ex, node.args[0]) and not isinstance(node.args[1], ast.Constant):
-            ex.add("byname", node, api="getattr")
+            ex.add("byname", node, api="getattr", module=ex.r.qualify(node.args[0]))
             ex.info.extra[BY_NAME] = True
         return
     if qual not in calls and last not in names:

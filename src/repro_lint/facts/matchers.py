@@ -128,6 +128,8 @@ class Matchers:
         self.local_words = tuple(local.get("words", ()))
         self.state_saves = {q: src for src, quals in local.get("save", {}).items() for q in quals}
         self.state_restores = {q: src for src, quals in local.get("restore", {}).items() for q in quals}
+        # the last parts of those names: a call `x.attr(...)` with another `attr` is neither
+        self.state_call_attrs = frozenset(q.rpartition(".")[2] for q in [*self.state_saves, *self.state_restores])
         self.seed_name = re.compile(rng["seed-name-pattern"], re.IGNORECASE)
         self._seeder_names: dict[str, bool] = {}
         self.config_calls = frozenset(prog["config-calls"])

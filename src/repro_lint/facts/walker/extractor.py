@@ -110,6 +110,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.rng_local = 0
         self.local_sources: frozenset = frozenset()
         self.typing_only = 0  # inside `if TYPE_CHECKING:` (imports there never run)
+        # (a test can name `TYPE_CHECKING` only where the text does: most files never do, and
+        # looking through every `if` test for it took 3% of a check of torch's sources)
+        self.names_type_checking = "TYPE_CHECKING" in text or not text.isascii()
         self.looks_local = any(w in text for w in matchers.local_words)
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
@@ -303,18 +306,33 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         saves: dict[str, int] = {}
         restores: dict[str, int] = {}
         m = self.m
+        attrs = m.state_call_attrs
+        qualify = self.r.qualify
         for i, stmt in enumerate(body):
-            for node in ast.walk(stmt):
-                if type(node) is ast.Call:
-                    qual = self.r.qualify(node.func)  # type: ignore[attr-defined]
-                    if qual is None:
-                        continue
-                    src = m.state_saves.get(qual)
-                    if src is not None:
-                        saves.setdefault(src, i)
-                    src = m.state_restores.get(qual)
-                    if src is not None and src in saves:
-                        restores[src] = i
+            # the calls in no particular order (`iter_calls`, several times faster than
+            # `ast.walk`), those whose method is none of the state calls' left out at once
+            found = []
+            for node in iter_calls(stmt):
+                func = node.func
+                if type(func) is _Attribute and func.attr not in attrs:
+                    continue
+                qual = qualify(func)
+                if qual is not None and (qual in m.state_saves or qual in m.state_restores):
+                    found.append(qual)
+            if not found:
+                continue
+            new = {m.state_saves[q] for q in found if q in m.state_saves} - saves.keys()
+            if any(m.state_restores.get(q) in new for q in found):
+                # saved and restored first in this one statement: whether the restore counts
+                # depends on which comes first in `ast.walk`'s order
+                found = [q for node in ast.walk(stmt) if type(node) is ast.Call and (q := qualify(node.func)) is not None]  # type: ignore[attr-defined]
+            for qual in found:
+                src = m.state_saves.get(qual)
+                if src is not None:
+                    saves.setdefault(src, i)
+                src = m.state_restores.get(qual)
+                if src is not None and src in saves:
+                    restores[src] = i
         return {src: (saves[src], last) for src, last in restores.items()}
 
     def _visit_stmts(self, body: list[ast.stmt]) -> None:
@@ -350,7 +368,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
             end = stmt.end_lineno or stmt.lineno
             self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
-            typing = _type_checking(stmt.test)  # type: ignore[attr-defined]
+            typing = _type_checking(stmt.test) if self.names_type_checking else 0  # type: ignore[attr-defined]
             self.typing_only += typing
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.typing_only -= typing

@@ -45,6 +45,10 @@ class ScopeWalk:
         """The number of a scope a walk has met (every scope of a program has one), or None."""
         return self._ref_ids.get(ref)
 
+    def scope_numbers(self, refs: Iterable[ScopeRef]) -> list[int]:
+        """The numbers of scopes a walk has met (a program's scopes: every one has one)."""
+        return list(map(self._ref_ids.__getitem__, refs))
+
     def _number(self, ref: ScopeRef) -> Optional[int]:
         """The number of a scope, numbered now if new; None for a scope that does not exist
         (an unknown module or function)."""

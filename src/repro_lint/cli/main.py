@@ -412,7 +412,7 @@ def _machine_report(fmt: str, report, findings: list, locator) -> "str | Iterabl
     from repro_lint.output import azure, github, gitlab, json_lines, json_out, junit, pylint, rdjson, sarif
 
     if fmt == "json":
-        return json_out.render(findings, report.errors, report.files_checked, locator)
+        return json_out.render_chunks(findings, report.errors, report.files_checked, locator)
     if fmt == "sarif":
         return sarif.render(findings, report.root, locator)
     if fmt == "github":

@@ -413,6 +413,7 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
     """The seed a fix in `scope` of `info` (not at a program's start: a generator's or a
     loader's seed) uses at `pos`, or why there is none."""
     programs = programs_reaching(ctx, info, scope)
+    unreached = not programs
     if not programs:
         entry_program = ctx.program_of(info)
         programs = [entry_program] if entry_program is not None else []
@@ -434,6 +435,14 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
                 "follow its seed; build this after the seeding call, or pass the seed in"
             )
         return INITIAL_SEED
+    if unreached and info.module.rpartition(".")[0] in ctx.index.modules:
+        # a package module's own `__main__` (a self-test) does not run this code: the program
+        # that does is one the index does not see (it builds the class by name); a constant here
+        # would fix the order for every program, whatever seed it was given
+        return (
+            "no program the index sees runs this code (the module's own `__main__` does not call it); "
+            "pass the seed in, or `torch.initial_seed()` where the program that runs it seeds torch"
+        )
     if ctx.program_of(info) is not None and not is_library(ctx, info):
         return SeedSpec(None, str(ctx.settings.get("seed", 0)))
     if generator:

@@ -55,6 +55,10 @@ EDITS = [
     ("models/child.py", "class Child(Base):", "class Other(Base):\n    def sample(self):\n        import torch\n        return torch.rand(1)\n\n\nclass Child(Base):"),  # a new subclass
     ("run_b.py", "import random\n", "import random\n\nfrom lib.loop import fit\n"),  # an import
     ("lib/loop.py", "    return model(x)\n", "    return model(x)\n\n\ndef step():\n    import numpy as np\n    return np.random.rand()\n"),  # `trainer.step()` finds it
+    # the subclass is built now: `self.sample()` in `Base.run` reaches its override (a program
+    # reaches the overrides of the classes it builds only)
+    ("run_a.py", "from models.child import Child\n", "from models.child import Child, Other\n"),
+    ("run_a.py", "    Child().run()\n", "    Child().run()\n    Other().run()\n"),
     ("labs/lab_00/seeding.py", "    torch.manual_seed(seed)\n", ""),
     ("labs/lab_00/train_03.py", "import io\n", "import io\nfrom kit import set_seed as kit_seed\n"),
 ]

@@ -383,6 +383,9 @@ class LiveIndex(ProjectIndex):
                         self._succ[True][i] = None
                         self._succ[False][i] = None
                         self._call_succ[i] = None
+                        # (a method's decorators can change while the outline stays)
+                        self._class_level_memo.pop(i, None)
+                        self._builders.pop(i, None)
         if same_outline:
             return  # only the module's own calls changed: how names resolve did not
         for mod in observers:

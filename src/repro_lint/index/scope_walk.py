@@ -200,7 +200,7 @@ class ScopeWalk:
         # a building method reached is the class being built (`Net(...)` called by a name a
         # star import brings): nothing to wait for
         building = self._refs[i][1].rpartition(".")[2] in self.m.building_order  # type: ignore[index,attr-defined]
-        if cls_key is not None and cls_key in self.classes and not building and not self._class_level(i):  # type: ignore[attr-defined]
+        if cls_key is not None and cls_key in self.classes and not building and not self._runs_on_class(i):  # type: ignore[attr-defined]
             found: dict = {}
             for cls in (cls_key, *self.subclasses(cls_key)):  # type: ignore[attr-defined]
                 key = self._wait_key(cls)
@@ -217,21 +217,27 @@ class ScopeWalk:
         found = (self._number(self.scope_of(k)) for k in self.class_methods(cls))  # type: ignore[attr-defined]
         return tuple(j for j in found if j is not None)
 
+    def _runs_on_class(self, i: int) -> bool:
+        """Whether a numbered method is a class method or static method: it runs on the class,
+        not on an object of it, so no object needs to have been built."""
+        mod, qual = self._refs[i]  # type: ignore[index]
+        fn = self.modules[mod].functions.get(qual)
+        return fn is not None and fn.class_name is not None and any(
+            d.rpartition(".")[2] in ("classmethod", "staticmethod") for d in fn.decorators
+        )
+
     def _class_level(self, i: int) -> tuple:
-        """For a class method or static method (it runs on the class, not on an object of
-        it): (`_wait_key`, class) of its class and of each subclass; () for anything else."""
+        """For a class method or static method: (`_wait_key`, class) of its class and of each
+        subclass, the classes a call of it on a class of unknown kind may build; () for
+        anything else."""
         hit = self._class_level_memo.get(i)
         if hit is not None:
             return hit
         out: tuple = ()
         cls_key = self._class_of(i)
-        if cls_key is not None and cls_key in self.classes:  # type: ignore[attr-defined]
-            mod, qual = self._refs[i]  # type: ignore[index]
-            decorators = self.modules[mod].functions[qual].decorators
-            if any(d.rpartition(".")[2] in ("classmethod", "staticmethod") for d in decorators):
-                pairs = ((self._wait_key(c), c) for c in (cls_key, *self.subclasses(cls_key)))  # type: ignore[attr-defined]
-                out = tuple((k, c) for k, c in pairs if k is not None)
-                out = out or ((None, None),)
+        if cls_key is not None and cls_key in self.classes and self._runs_on_class(i):  # type: ignore[attr-defined]
+            pairs = ((self._wait_key(c), c) for c in (cls_key, *self.subclasses(cls_key)))  # type: ignore[attr-defined]
+            out = tuple((k, c) for k, c in pairs if k is not None)
         self._class_level_memo[i] = out
         return out
 

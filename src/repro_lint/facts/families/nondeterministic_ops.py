@@ -51,6 +51,7 @@ class Table:
         data = catalog.load("nondeterministic_ops")
         self.unique_calls = frozenset(data.get("unique-index-calls", ()))
         self.unique_methods = frozenset(data.get("unique-index-methods", ()))
+        self.uninitialised_like = frozenset(data.get("uninitialised-like-calls", ()))
         self.integer_methods = frozenset(data.get("integer-methods", ()))
         self.integer_dtypes = frozenset(data.get("integer-dtypes", ()))
 
@@ -158,7 +159,7 @@ def _exact_as_used(ex: extractor.Extractor, node: ast.Call, form: str, op: dict)
     unique = op.get("duplicate-indices")
     if unique is not None:
         arg = _arg(node, form, unique)
-        if arg is not None and _unique_index(ex, arg):
+        if arg is not None and (_unique_index(ex, arg) or form == "method" and _fills_like(ex, node.func.value, arg)):  # type: ignore[attr-defined]
             return True
     dtypes = op.get("operand-dtype")
     if dtypes is not None and not {"integer", "bool"} & set(dtypes["values"]):
@@ -210,6 +211,20 @@ def _unique_index(ex: extractor.Extractor, arg: ast.AST) -> bool:
     if ex.r.qualify(func) in t.unique_calls:
         return True
     return type(func) is ast.Attribute and func.attr in t.unique_methods and ex.r.qualify(func) is None
+
+
+def _fills_like(ex: extractor.Extractor, receiver: ast.AST, index: ast.AST) -> bool:
+    """A write into an uninitialised tensor shaped like its own index
+    (`torch.empty_like(order).scatter_(0, order, torch.arange(n))`, an inverse permutation):
+    the result is defined only if the index names every position once, so it has no
+    duplicates."""
+    if type(receiver) is not ast.Call or type(index) is not ast.Name or not receiver.args:  # type: ignore[attr-defined]
+        return False
+    first = receiver.args[0]  # type: ignore[attr-defined]
+    return (
+        type(first) is ast.Name and first.id == index.id  # type: ignore[attr-defined]
+        and ex.r.qualify(receiver.func) in table().uninitialised_like  # type: ignore[attr-defined]
+    )
 
 
 def _integer_valued(ex: extractor.Extractor, node: ast.AST, steps: int = 8) -> bool:

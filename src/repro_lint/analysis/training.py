@@ -124,6 +124,89 @@ class Training:
                 return self._late(info, pos[0], ref[0], span[0])
         return None
 
+    def before_training(self, scopes, info: ModuleInfo, scope: str, line: int) -> bool:
+        """Whether what runs at `line` of `scope` runs only before training starts, each time:
+        in a scope on the way to the training that runs once, ahead of (and in no loop
+        around) the statement during which training starts there, or in a function that only
+        such places call, when training is a loop. `scopes`: the program's. The training's
+        backward passes do not run through what was computed there (a graph built before the
+        loop would be freed by the first of them, and the second would fail), so an operation
+        nondeterministic only in its backward does not make them differ."""
+        if self.start_step is None or not self.chain:
+            return False
+        memo = self.__dict__.get("_before_memo")
+        if memo is None or memo[0] is not scopes:
+            sites = self._call_sites(scopes)
+            once = self._once_frames(sites)
+            memo = self.__dict__["_before_memo"] = (scopes, sites, once, self._loops(once))
+        _, sites, once, looped = memo
+        if not looped:
+            return False  # training is one backward pass, which runs through whatever came before
+        return self._before(once, sites, (info.module, scope), line, 0)
+
+    def _call_sites(self, scopes) -> dict:
+        """Function key -> [(calling scope, call)] over the program's scopes."""
+        index = self.index
+        out: dict = {}
+        for ref in scopes:
+            info = index.modules[ref[0]]
+            for call, keys in index.callees(info, ref[1]):
+                for key in keys:
+                    out.setdefault(key, []).append((ref, call))
+        return out
+
+    def _loops(self, once: dict) -> bool:
+        """Whether training repeats: the chain to it passes through a loop, or a scope of it
+        that runs once takes a backward pass or optimizer step in a loop."""
+        modules = self.index.modules
+        if any(span is not None and _in_loop(modules[ref[0]], ref[1], span[0]) for ref, span in self.chain):
+            return True
+        for ref in once:
+            info = modules[ref[0]]
+            for ev in info.events.get(ref[1], ()):
+                if ev.kind == "train" and ev.data.get("what") in _TRAINS and _in_loop(info, ref[1], ev.line):
+                    return True
+        return False
+
+    def _once_frames(self, sites: dict) -> dict:
+        """The scopes of the chain to training that run once -> the span there of the
+        statement that leads on to training: the start scope, then each scope that only the
+        chain's call (in no loop) calls."""
+        out: dict = {}
+        index = self.index
+        previous = None
+        for ref, span in self.chain:
+            if span is None:
+                break
+            if previous is not None:
+                prev_ref, prev_span = previous
+                calls = sites.get(_key(ref), ())
+                if (
+                    len(calls) != 1
+                    or calls[0][0] != prev_ref
+                    or calls[0][1][2] != prev_span[0]
+                    or is_reference(calls[0][1])
+                    or _in_loop(index.modules[prev_ref[0]], prev_ref[1], prev_span[0])
+                ):
+                    break
+            out[ref] = span
+            previous = (ref, span)
+        return out
+
+    def _before(self, once: dict, sites: dict, ref: tuple, line: int, depth: int) -> bool:
+        span = once.get(ref)
+        if span is not None:
+            if line >= span[0]:
+                return False
+            loops = self.index.modules[ref[0]].loops.get(ref[1], ())
+            return not any(a <= line <= b and a <= span[0] <= b for a, b in loops)
+        if ref[1] in (MODULE_SCOPE, MAIN_SCOPE) or depth > 3 or any(r == ref for r, _ in self.chain):
+            return False
+        calls = sites.get(_key(ref), ())
+        return bool(calls) and all(
+            not is_reference(call) and self._before(once, sites, caller, call[2], depth + 1) for caller, call in calls
+        )
+
     def _late(self, info: ModuleInfo, line: int, start_module: str, start: int) -> str:
         started = line_words(self.index.modules.get(start_module, info), start)
         return f"set on {line_words(info, line)}, after training starts ({started}), so it does not govern that training"
@@ -148,6 +231,15 @@ class Training:
         if (info.module, scope) in self.trains_in:
             return True
         return scope == MODULE_SCOPE and any(launch.runs == "module" for launch in self.launches)
+
+
+def _key(ref: tuple) -> str:
+    """The function key of a scope reference."""
+    return f"{ref[0]}.{ref[1]}" if ref[0] else ref[1]
+
+
+def _in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
+    return any(a <= line <= b for a, b in info.loops.get(scope, ()))
 
 
 _CACHE: "weakref.WeakKeyDictionary[Program, Training]" = program_cache()

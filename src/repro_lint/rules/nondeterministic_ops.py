@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 
 from repro_lint.analysis.context import Context, location, sentences
 from repro_lint.analysis.determinism_state import state_of
+from repro_lint.analysis.training import training_of
 from repro_lint.core.findings import Finding, Related
 from repro_lint.facts.families.nondeterministic_ops import WRAPPERS, table
 from repro_lint.index.grad_reach import grad_scopes
@@ -84,15 +85,19 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
     wrappers: dict[str, list] = {}
     index = ctx.index
 
-    def gradients(info, scope) -> bool:
-        """Whether gradients can flow where `scope` runs (backward-only entries need them)."""
-        return (info.module, scope) in grad_scopes(index, program)
+    def gradients(info, scope, line: int, runs_here: bool = True) -> bool:
+        """Whether gradients can flow where `scope` runs (backward-only entries need them),
+        and, for an operation that runs where it is written (`runs_here`: not a module built
+        there to run later), it runs during the training, not only before it starts."""
+        if (info.module, scope) not in grad_scopes(index, program):
+            return False
+        return not runs_here or not training_of(ctx, program).before_training(program.scopes, info, scope, line)
 
     for info, scope, ev in program.events("ndop"):
         if ev.data["api"].startswith("Tensor.") and not _holds_tensors(ctx, info):
             continue
         ops = _relevant((t.by_id[i] for i in ev.data["ops"] if i in t.by_id), algorithms)
-        if any(op["backward-only"] for op in ops) and not gradients(info, scope):
+        if any(op["backward-only"] for op in ops) and not gradients(info, scope, ev.line, ev.data["api"] not in t.modules):
             ops = [op for op in ops if not op["backward-only"]]
         if ops:
             op = _pick(ops)
@@ -115,7 +120,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
                 continue  # a class called by name: its arguments go to `__init__`
             for winfo, op_id, param, api, span in wrappers.get(key, ()):
                 op = t.by_id.get(op_id)
-                if op is None or op["backward-only"] and (ev.data["no_grad"] or not gradients(info, scope)):
+                if op is None or op["backward-only"] and (ev.data["no_grad"] or not gradients(info, scope, ev.line)):
                     continue
                 pos = _position(fn, param)
                 value = kwargs.get(param, args.get(pos) if pos is not None else None)

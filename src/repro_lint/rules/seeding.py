@@ -116,8 +116,8 @@ _INFERENCE: "weakref.WeakKeyDictionary[Program, tuple]" = program_cache()
 
 
 def _inference(ctx: Context, program: Optional[Program]) -> Optional[bool]:
-    """For a program that trains nothing and loads saved parameters (`load_state_dict`) over
-    its model's: whether it also puts the model in evaluation mode; None for any other.
+    """For a program that trains nothing and loads saved parameters (`load_state_dict`, a
+    library's `checkpoint-functions`) over its model's: whether it also puts the model in evaluation mode; None for any other.
     (RPL101 and RPL103 both ask.)"""
     if program is None:
         return None
@@ -131,7 +131,7 @@ def _inference_of(ctx: Context, program: Program) -> Optional[bool]:
     m = ctx.index.m
     if not m.checkpoint_methods or any(True for _ in program.events("train", "runner")):
         return None
-    if not program.calls_method(m.checkpoint_methods):
+    if not program.calls_method(m.checkpoint_methods) and not any(True for _ in program.events("paramload")):
         return None
     # dropout draws only where a model runs: a program that runs none (a checkpoint
     # converter builds, loads and saves) counts it as evaluated

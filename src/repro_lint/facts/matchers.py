@@ -76,6 +76,7 @@ class Matchers:
         self.iterated_draws: set[str] = set()  # draws made when iterated, not when built
         self.parameter_inits: set[str] = set()  # draws that only initialise parameters
         self.parameter_init_prefixes: tuple[str, ...] = ()
+        self.parameter_attributes: set[str] = set()  # attributes that hold a module's parameters
         self.train_mode_draws: set[str] = set()  # draws of modules in training mode only (dropout)
         for source, spec in rng["consumers"].items():
             for name in spec.get("functions", ()):
@@ -91,6 +92,7 @@ class Matchers:
             self.iterated_draws.update(spec.get("drawn-when-iterated", ()))
             self.parameter_inits.update(spec.get("parameter-initialisers", ()))
             self.parameter_init_prefixes += tuple(spec.get("parameter-initialiser-prefixes", ()))
+            self.parameter_attributes.update(spec.get("parameter-attributes", ()))
             self.train_mode_draws.update(spec.get("train-mode-draws", ()))
         for name, source in (extra_consumers or {}).items():
             self.draw_functions[name] = source

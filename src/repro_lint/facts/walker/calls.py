@@ -150,6 +150,8 @@ class CallFacts:
                     ev = self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
                     if self._in_training_mode(node):
                         ev.data["train_mode"] = True
+                    if method[-1] == "_" and _parameter_of(func.value, m.parameter_attributes):  # type: ignore[attr-defined]
+                        ev.data["initialises"] = True  # a parameter's initial value, drawn in place
                 if seeder is not None:  # `fabric.seed_everything(seed)`
                     self._seed_event(node, seeder, seeder.name)
             if method in m.reseed_method_names and (node.args or node.keywords):
@@ -740,3 +742,11 @@ def _reads_training(test: ast.AST, values: Optional[dict] = None, depth: int = 3
             if value is not None and value is not n and _reads_training(value, values, depth - 1):
                 return True
     return False
+
+
+def _parameter_of(receiver: ast.AST, attributes: set) -> bool:
+    """Whether an in-place draw's receiver is a module's parameter: an attribute of one of the
+    catalog's names (`weight`, `bias`), or its `.data` (`self.fc.weight.data`)."""
+    if type(receiver) is ast.Attribute and receiver.attr == "data":  # type: ignore[attr-defined]
+        receiver = receiver.value  # type: ignore[attr-defined]
+    return type(receiver) is ast.Attribute and receiver.attr in attributes  # type: ignore[attr-defined]

@@ -456,6 +456,8 @@ class CallFacts:
             return
         if qual in m.cudnn_calls or qual.startswith(m.cudnn_prefixes):
             self._cudnn_use(node, qual)
+        if qual in m.naming_sinks and self.func is not None:
+            self._naming_wrapper(node)
         if qual in m.config_appliers:  # a config loader that calls what its files name
             self.add("configload", node, api=qual)
             return
@@ -619,9 +621,40 @@ class CallFacts:
                         sink = self.r.qualify(func) in sinks
                     if sink:
                         inside = [*sub.args, *(k.value for k in sub.keywords)]  # type: ignore[attr-defined]
+                    elif self.naming_params and type(func) is _Name:
+                        inside = self._naming_wrapper_args(sub)  # type: ignore[arg-type]
                 for part in inside:
                     ids.update(id(n) for n in ast.walk(part))
         return id(node) in self._naming_ids
+
+    def _naming_wrapper(self, node: ast.Call) -> None:
+        """A sink call in a module-level function that passes it a parameter (`export(model,
+        model_args, ...)` in `def onnx_export(model, model_args, ...)`): where sink calls are
+        the parameter's only uses, what callers further down pass for it only names or traces
+        too."""
+        fn = self.func
+        if fn is None or "." in fn.qual or self.func_node is None:
+            return  # (methods and nested functions are not called by their plain name here)
+        params = list(fn.params or ())
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if type(arg) is _Name and arg.id in params:  # type: ignore[attr-defined]
+                name = arg.id  # type: ignore[attr-defined]
+                found = self.naming_params.setdefault(fn.qual, {})
+                if name not in found:  # [position, uses in the function, uses by sink calls]
+                    uses = sum(1 for n in ast.walk(self.func_node) if type(n) is _Name and n.id == name)  # type: ignore[attr-defined]
+                    found[name] = [params.index(name), uses, 0]
+                found[name][2] += 1
+
+    def _naming_wrapper_args(self, call: ast.Call) -> list:
+        """The arguments a call of such a module-level function passes for those parameters."""
+        name = call.func.id  # type: ignore[attr-defined]
+        wrapped = self.naming_params.get(name)
+        module = self.info.module
+        if wrapped is None or self.r.qualify(call.func) != (f"{module}.{name}" if module else name):
+            return []
+        only = {name: pos for name, (pos, uses, sunk) in wrapped.items() if uses == sunk}
+        positions = set(only.values())
+        return [a for i, a in enumerate(call.args) if i in positions] + [k.value for k in call.keywords if k.arg in only]
 
     def _cudnn_use(self, node: ast.AST, qual: str) -> None:
         """A call of something cuDNN runs (a convolution, a recurrent layer): once per scope."""

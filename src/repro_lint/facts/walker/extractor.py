@@ -140,6 +140,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # the statement whose naming places (`_names_only`) were last worked out, and their nodes
         self._naming_stmt: Optional[ast.stmt] = None
         self._naming_ids: set = set()
+        # module-level functions that hand parameters on to a `naming-sinks` call (an
+        # `onnx_export(model, model_args, ...)` helper): {name: {parameter: [position, uses,
+        # uses by sink calls]}}
+        self.naming_params: dict = {}
+        self.func_node: Optional[ast.AST] = None  # the syntax of the function `func` is
         # names bound to optimizer objects, per scope (for `opt.step()`)
         self.optimizer_names: set[str] = set()
         # names bound to the result of calling a project name (maybe an instance of a project
@@ -583,7 +588,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             bindings[args.vararg.arg] = UNKNOWN
         if args.kwarg is not None:
             bindings[args.kwarg.arg] = UNKNOWN
+        saved_node, self.func_node = self.func_node, node
         self._visit_body(body)
+        self.func_node = saved_node
         made = self.info.extra.get(RETURNS_MADE, {}).get(qual)
         if made is not None and all(m == MADE_UNKNOWN for m in made):
             del self.info.extra[RETURNS_MADE][qual]  # (nothing it returns is known: as if none)

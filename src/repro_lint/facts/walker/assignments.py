@@ -108,6 +108,9 @@ class AssignmentFacts:
         elif isinstance(target, ast.Subscript):
             if tv is ast.Call:  # `postprocessors["segm"] = PostProcessSegm()`
                 self._stored(target.value, target.slice, value)  # type: ignore[arg-type]
+                if self.callee_of(value) in self.m.parameter_constructors:  # type: ignore[arg-type]
+                    # `self.lora_A[name] = nn.Parameter(torch.randn(r, n))`: an initial value
+                    self._mark_initial(value)
             qual = self.r.qualify(target.value)
             if qual == "os.environ":
                 key = literal(target.slice)
@@ -176,6 +179,21 @@ class AssignmentFacts:
             made = self._receiver(call)  # type: ignore[attr-defined]
             if made is not None and made.startswith(INSTANCE):
                 self.info.extra.setdefault(STORED_MADE, []).append((name, key_value, made[len(INSTANCE):]))
+
+    def _mark_initial(self, value: ast.AST) -> None:
+        """The draws in `value`, a parameter constructor's call, make a parameter's initial value."""
+        events = self.info.events.get(self.scope)
+        line = value.lineno  # type: ignore[attr-defined]
+        if not events or events[-1].line < line:
+            return
+        start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
+        end_line = value.end_lineno or line  # type: ignore[attr-defined]
+        end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
+        for ev in reversed(events):
+            if ev.line < line:
+                break
+            if ev.kind == "draw" and start <= (ev.line, ev.col) <= end:
+                ev.data["initialises"] = True
 
     def _mark_assigned(self, value: ast.AST, name: str) -> None:
         """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a

@@ -399,6 +399,13 @@ class LiveIndex(ProjectIndex):
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None
+            if self._refs is not None:
+                # what an `isinstance` body waits for names the subclasses of its classes
+                for i in self.guarded_scopes:
+                    self._succ[True][i] = None
+                    self._succ[False][i] = None
+                    self._call_succ[i] = None
+                self.guarded_scopes = set()
             self._builders = {}
             self._class_level_memo = {}
             self._bases_cache = {}

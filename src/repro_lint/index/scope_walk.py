@@ -10,12 +10,21 @@ import sys
 from typing import Callable, Iterable, Iterator, Optional
 
 from repro_lint.index import framework_reach
+from repro_lint.facts.walker.extractor import ISINSTANCE_BODIES
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, SELF_CALL, Event, ModuleInfo, stored_summary
 from repro_lint.index.program import Program
 
 ScopeRef = tuple[str, str]  # (module name, scope name)
 # a successor standing for "any project class may be built here" (`_call_successors`)
 ANY_CLASS = "*"
+
+
+class Guarded(tuple):
+    """A successor that runs only on an object of certain classes (a call in the body of
+    `if isinstance(config, LoraConfig):`): (the keys that mark one of those classes or a
+    subclass built, `_wait_key`; the scope numbers the calls there reach)."""
+
+    __slots__ = ()
 
 
 class ScopeWalk:
@@ -39,6 +48,7 @@ class ScopeWalk:
             self._call_succ = []
             self._has_events = bytearray()
             self._by_kind = []
+            self.guarded_scopes: set = set()  # numbers of scopes with `Guarded` successors
         return self._refs
 
     def scope_number(self, ref: ScopeRef) -> Optional[int]:
@@ -153,6 +163,20 @@ class ScopeWalk:
                                 fire(key)
                     elif x not in fired:
                         fire(x)
+                elif cls is Guarded:
+                    builders, targets = x
+                    if len(seen) < len(succ):
+                        seen.extend(bytes(len(succ) - len(seen)))
+                    if outside is None or anything or any(b in fired or b.__class__ is int and seen[b] for b in builders):
+                        for y in targets:
+                            if not seen[y]:
+                                seen[y] = 1
+                                if outside is None or not outside(y):
+                                    append(y)
+                    else:
+                        # an `isinstance` body: it runs once the program may hold such an object
+                        for b in builders:
+                            waiting.setdefault(b, []).extend(targets)
                 elif cls is frozenset:
                     if outside is not None:
                         pairs = [(k, c) for k, c in zip(map(self._wait_key, x), x) if k is not None]
@@ -211,6 +235,28 @@ class ScopeWalk:
             out = tuple(found)
         self._builders[i] = out
         return out
+
+    def _isinstance_builders(self, mod: ModuleInfo, scope: str, line: int) -> Optional[tuple]:
+        """For a call on `line` in the body of an `isinstance` test naming project classes:
+        the keys that mark one of them (or a subclass) built, the innermost such body's; None
+        where no such test holds the line, or a class is one the index cannot see built."""
+        best = None
+        for first, last, names in mod.extra[ISINSTANCE_BODIES][scope]:
+            if first <= line <= last and (best is None or first >= best[0]):
+                best = (first, names)
+        if best is None:
+            return None
+        found: dict = {}
+        for name in best[1]:
+            cls = self.class_key(name, mod)  # type: ignore[attr-defined]
+            if cls is None:
+                return None
+            for c in (cls, *self.subclasses(cls)):  # type: ignore[attr-defined]
+                key = self._wait_key(c)
+                if key is None:
+                    return None  # built where the walk cannot tell (a library builds it)
+                found[key] = None
+        return tuple(found)
 
     def _building_numbers(self, cls: str) -> tuple:
         """The scope numbers of the methods that run when the class is built."""
@@ -313,6 +359,7 @@ class ScopeWalk:
         ids = self._ref_ids
         number = self._number
         out: dict = {}
+        guards = mod.extra.get(ISINSTANCE_BODIES, {}).get(ref[1])
         for call, keys in self.callees(mod, ref[1]):
             target = call[0]
             if (target is None or target == NAME_REF) and keys or len(keys) > 1 and target.startswith(SELF_CALL):
@@ -326,10 +373,16 @@ class ScopeWalk:
                     self._by_name_ids[group] = tuple(dict.fromkeys(j for j in members if j is not None))
                 out[group] = None
             else:
-                for k in keys:
-                    r = self.scope_of(k)
-                    j = ids.get(r)
-                    out[number(r) if j is None else j] = None
+                builders = self._isinstance_builders(mod, ref[1], call[2]) if guards is not None else None
+                if builders is not None:
+                    found = (number(self.scope_of(k)) for k in keys)
+                    out[Guarded((builders, tuple(j for j in found if j is not None)))] = None
+                    self.guarded_scopes.add(i)
+                else:
+                    for k in keys:
+                        r = self.scope_of(k)
+                        j = ids.get(r)
+                        out[number(r) if j is None else j] = None
                 if keys and target is not None and target[0] != "@":
                     for cls in self._inheriting_made(target, mod):
                         out[cls] = None
@@ -388,12 +441,25 @@ class ScopeWalk:
         found = [cls] if cls is not None else [*self.registry_classes(target, mod)]  # type: ignore[attr-defined]
         if not found and "." in target:
             owner = self.class_key(target.rpartition(".")[0], mod)  # type: ignore[attr-defined]
-            if owner is not None:
+            if owner is not None and self._called_on_class(target, mod):
                 found = [owner]
         for cls in found:
             building = self.class_methods(cls)  # type: ignore[attr-defined]
             if building and building[0].rpartition(".")[0] != cls:
                 yield sys.intern(cls)
+
+    def _called_on_class(self, target: str, mod: ModuleInfo) -> bool:
+        """Whether `Owner.method(...)` runs a class method or static method (which may build
+        the class: `Model.from_config(cfg)`), not a method called with an explicit object
+        (`LoraModel._create_and_replace(self, config)` builds nothing)."""
+        keys = self.resolve(target, mod)  # type: ignore[attr-defined]
+        if not keys:
+            return True
+        for key in keys:
+            fn = self.functions.get(key)  # type: ignore[attr-defined]
+            if fn is None or fn.class_name is None or any(d.rpartition(".")[2] in ("classmethod", "staticmethod") for d in fn.decorators):
+                return True
+        return False
 
     def program(self, entry: ModuleInfo) -> "Program":
         starts: list[ScopeRef] = [(entry.module, MODULE_SCOPE), (entry.module, MAIN_SCOPE)]

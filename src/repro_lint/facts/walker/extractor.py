@@ -63,6 +63,10 @@ _Attribute = ast.Attribute
 _NO_NAMES: frozenset = frozenset()
 # ModuleInfo.extra key: per scope, the (first, last) lines of `with torch.no_grad():` blocks
 NO_GRAD_SPANS = "no_grad_spans"
+# info.extra key: {scope: [(first line, last line, class names)]}: the bodies of `if
+# isinstance(x, Cls):` (or `elif`) tests naming project classes (not the library's: resolved
+# names whose package is not external), which run only on an object of such a class
+ISINSTANCE_BODIES = "isinstance_bodies"
 # Events that record the `if` they sit in (see `Extractor.guards`).
 _GUARDED = frozenset(["seed", "seedcand", "flag", "switch", "env"])
 
@@ -370,6 +374,8 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self._visit_assign(stmt)
         elif t is ast.If:
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
+            if stmt.body:  # type: ignore[attr-defined]
+                self._isinstance_body(stmt)  # type: ignore[arg-type]
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
             end = stmt.end_lineno or stmt.lineno
             self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
@@ -480,6 +486,24 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if loops is None:
             loops = self.info.loops[self.scope] = []
         loops.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+
+    def _isinstance_body(self, stmt: ast.If) -> None:
+        test = stmt.test
+        if type(test) is ast.BoolOp and type(test.op) is ast.And:
+            test = next((v for v in test.values if type(v) is ast.Call), test)  # type: ignore[assignment]
+        if type(test) is not ast.Call or type(test.func) is not _Name or test.func.id != "isinstance" or len(test.args) != 2:  # type: ignore[attr-defined]
+            return
+        kinds = test.args[1]  # type: ignore[attr-defined]
+        parts = kinds.elts if type(kinds) is ast.Tuple else [kinds]  # type: ignore[attr-defined]
+        names = []
+        roots = self.m.external_roots
+        for part in parts:
+            qual = self.r.qualify(part) if type(part) is _Name or type(part) is _Attribute else None
+            if qual is None or qual.split(".", 1)[0] in roots or not self.r.is_unbound("isinstance"):
+                return  # a library's class, or one the test does not name: any object may pass
+            names.append(qual)
+        end = stmt.body[-1].end_lineno or stmt.body[-1].lineno
+        self.info.extra.setdefault(ISINSTANCE_BODIES, {}).setdefault(self.scope, []).append((stmt.body[0].lineno, end, tuple(names)))
 
     def _visit_header(self, node: ast.AST) -> None:
         """Find the calls in an expression (or simple statement)."""

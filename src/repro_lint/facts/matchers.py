@@ -192,6 +192,7 @@ class Matchers:
         cudnn = flags.get("cudnn-ops", {})
         self.cudnn_calls = frozenset(cudnn.get("calls", ()))
         self.cudnn_prefixes = tuple(cudnn.get("prefixes", ()))
+        self.star_modules: dict[str, str] = dict(rng.get("star-import-modules", {}))
         self.hashseed_var = flags["hashseed"]["variable"]
         # Top-level names that are never project modules: calls into them are not call-graph edges.
         self.external_roots = stdlib_module_names() | self.known_packages | {"builtins"}

@@ -281,6 +281,13 @@ class CallFacts:
             qual = f"{module}.{dotted}"
             if qual in m.catalog_names or m.draw_source(qual) is not None:
                 return qual
+        # a name the star import of a project module brings: the module it conventionally names
+        head, _, rest = dotted.partition(".")
+        module = m.star_modules.get(head)
+        if module is not None and rest:
+            qual = f"{module}.{rest}"
+            if qual in m.catalog_names or m.draw_source(qual) is not None or qual.split(".", 1)[0] in m.catalog_roots:
+                return qual
         return None
 
     def _reseeded(self, recv: ast.AST, method: str) -> None:

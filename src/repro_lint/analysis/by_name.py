@@ -63,7 +63,8 @@ def bypassing_entry(ctx: Context, program: Program, module: str, scope: str) -> 
         if other is program or other.entry.module == program.entry.module or (module, scope) in other.scope_set:
             continue
         return (
-            f"{other.entry.path} builds what it runs by name (`{ev.data['api'].rpartition('.')[2]}`, line {ev.line}) "
+            f"{other.entry.path} builds what it runs by name (`{ev.data['api'].rpartition('.')[2]}`, "
+            f"{'line ' + str(ev.line) if info is other.entry else f'{info.path}:{ev.line}'}) "
             f"and may run this program's work without `{scope}`: seed where both start, or check that runs of "
             f"{other.entry.path} seed too"
         )

@@ -599,17 +599,26 @@ def _restarted(program: Program, place: Placed) -> Placed:
 
 
 def _bypassed(ctx: Context, program: Program, bodies: list, place: Placed) -> Placed:
-    """A new seeding at the start of a program whose work runs in methods of project classes
-    (a workspace built in `main()`), when another program of the project builds what it runs
+    """A new seeding at the start of a program whose work runs in methods of its entry
+    module's classes (a workspace built in `main()`), when another program of the project builds what it runs
     by name and does not pass through that start: it may run the same work unseeded, which
     the index cannot see (spec, "Fixes" 9): the place stays, with a caveat."""
     if not isinstance(place, Place) or place.beside_seed or place.caveat:
         return place
     index = ctx.index
-    if not any(
-        index.scope_of(k)[1].count(".") >= 1 and index.scope_of(k)[1].rpartition(".")[0] in index.modules[index.scope_of(k)[0]].classes
-        for _, first, _ in bodies if first is not None for k in first.keys
-    ):
+    # the classes whose building another program could run instead of this start: the entry
+    # module's own (a workspace module with its own `main()`) and their bases; a class of a
+    # library module that both programs build is each program's own work
+    entry = program.entry
+    own = {f"{entry.module}.{q}" if entry.module else q for q in entry.classes}
+    own.update(base for cls in list(own) for base in index.class_bases(cls))
+
+    def own_method(key: str) -> bool:
+        mod, scope = index.scope_of(key)
+        owner = scope.rpartition(".")[0]
+        return bool(owner) and owner in index.modules[mod].classes and (f"{mod}.{owner}" if mod else owner) in own
+
+    if not any(own_method(k) for _, first, _ in bodies if first is not None for k in first.keys):
         return place
     scope = place.function if place.where == "body-start" and place.function else bodies[0][0]
     why = by_name.bypassing_entry(ctx, program, place.module or program.entry.module, scope)

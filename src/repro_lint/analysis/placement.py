@@ -664,13 +664,26 @@ def _ranked(ctx: Context, program: Program, bodies: list, place: Placed) -> Plac
     (samples drawn under MPI, then `all_gather`): after the call that makes the process a rank,
     offset by the rank, so that the ranks do not draw the same samples (spec, "Fixes" 11).
     When the ranks start drawing before that call, or it cannot be found in the bodies of the
-    program's start, the place stays, with a caveat (every rank then gets the same seed)."""
+    program's start, or the ranks gather nothing (whether they must draw alike is not known),
+    the place stays, with a caveat (every rank then gets the same seed)."""
     if not isinstance(place, Place) or place.beside_seed or place.seed is None or place.seed.offset:
         return place
     joins = {(info.module, scope): ev for info, scope, ev in program.events("rankjoin")}
-    gathers = [ev for _, _, ev in program.events("gather")]
-    if not joins or not gathers:
+    if not joins:
         return place
+    gathers = [ev for _, _, ev in program.events("gather")]
+    if not gathers:
+        # ranks that combine what they compute some other way (an all-reduce of their
+        # gradients or losses): whether each must draw its own data or noise, or all must
+        # draw the same, is not in the index (spec, "Fixes" 9)
+        join_ev = next(iter(joins.values()))
+        return replace(
+            place,
+            caveat=(
+                f"the program runs as several ranks (`{join_ev.data['api']}`), and every rank gets this same seed: "
+                "where the ranks draw their own batches, noise or augmentations, offset it by the rank (`seed + rank`)"
+            ),
+        )
     ranks = catalog.load("processes")["ranks"]
     entry = program.entry
     for scope, first, _ in bodies:

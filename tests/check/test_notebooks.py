@@ -211,6 +211,23 @@ def test_seeding_goes_after_the_imports_that_follow_a_guarded_install_cell(cli, 
     assert cells[1].startswith("import torch\n") and "torch.manual_seed(SEED)" in cells[1], cells[1]
 
 
+def test_an_import_a_fix_adds_goes_into_the_first_cell_of_code_not_a_cell_of_shell_lines(cli, project):
+    text = nb_json(
+        "!pip install onnx\n!pip install onnxruntime",
+        "import sys\nimport torch\nprint(torch.__version__)",
+        "!python export.py --weights yolov7-tiny.pt",
+        "import random\nnames = ['person', 'horse']\nshades = {n: random.random() for n in names}\nprint(torch.rand(2), shades)",
+    )
+    path = project("demo.ipynb", text)
+    before = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    r = cli("--no-cache", "--fix", cwd=project.root)
+    assert r.returncode in (0, 1) and "error" not in r.stderr, r.stdout + r.stderr
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    assert cells[0] == before[0] and cells[2] == before[2], cells
+    assert cells[1].startswith("import random\nimport sys\nimport torch\n"), cells[1]
+    assert "random.seed(SEED)" in cells[1] and "torch.manual_seed(SEED)" in cells[1], cells[1]
+
+
 def test_messages_name_notebook_lines_by_cell(cli, project):
     # a message that points at another line says which cell, as the locations do
     project("train.ipynb", nb_json(

@@ -163,7 +163,8 @@ class Notebook:
 
     def _owners(self, new: list) -> list:
         """The cell (position in `cells`) each line of the edited text belongs to: an unchanged
-        line stays in its cell, an added one joins the cell of the line before it."""
+        line stays in its cell, an added one joins the cell of the line before it (of the line
+        after it where that cell holds only magic or shell lines)."""
         owner = [0] * len(new)
         matcher = difflib.SequenceMatcher(None, self.lines, new, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -175,9 +176,19 @@ class Notebook:
                     owner[j1 + k] = self.origin[min(i1 + k, i2 - 1)][0]
             elif tag == "insert":
                 pos = self.origin[i1 - 1][0] if i1 > 0 else self.origin[0][0]
+                if i1 < len(self.lines) and pos in self._shell_only():
+                    pos = self.origin[i1][0]  # not into a cell of shell lines (`!pip install ...`)
                 for k in range(j1, j2):
                     owner[k] = pos
         return owner
+
+    def _shell_only(self) -> set:
+        """The cells (positions in `cells`) with magic or shell lines and nothing else to run."""
+        out = set()
+        for i, (pos, _) in enumerate(self.origin):
+            if self.lines[i].strip() and self.lines[i] not in self.magics:
+                out.add(-1 - pos)  # (a cell with a line of code)
+        return {pos for pos in range(len(self.cells)) if -1 - pos not in out and any(p == pos for p, _ in self.magics.values())}
 
     def render(self, text: str) -> bytes:
         """The file's bytes with `text` (edited module text) written into its cells."""

@@ -335,10 +335,12 @@ def _analyse(ctx: Context, program: Program) -> Training:
 
 def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
     """A scope's events (of the kinds the walk keeps) and calls of project functions, in source order."""
-    items = [((ev.line, ev.col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
+    # by where each starts, then ends: of two calls that start together the inner one runs
+    # first (`Trainer(seed=1).train()` builds the trainer, then trains)
+    items = [((ev.line, ev.col, ev.end_line, ev.end_col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
     for call, keys in ctx.index.callees(info, scope):
         if not is_reference(call):
-            items.append(((call[2], call[3]), 1, call, keys))
+            items.append(((call[2], call[3], call[4], call[5]), 1, call, keys))
     items.sort(key=lambda it: (it[0], it[1]))
     return items
 

@@ -95,12 +95,14 @@ def _codes(findings) -> list:
     return sorted({f.code for f in findings})
 
 
-def _gone(todo: list, before: list, after: list) -> list:
-    """The findings whose fixes were applied (`todo`) that are gone afterwards."""
+def _gone(todo: list, before: list, after: list, path: str) -> list:
+    """The findings whose fixes were applied (`todo`) that are gone afterwards from the file
+    at `path`: its own findings first (a fix of another file's finding with the same message
+    may have made the same edit here: that finding is counted where it is reported)."""
     left = Counter(finding_key(f) for f in before)
     left.subtract(Counter(finding_key(f) for f in after))
     out = []
-    for f in todo:
+    for f in sorted(todo, key=lambda x: x.location.path != path):
         k = finding_key(f)
         if left[k] > 0:
             left[k] -= 1
@@ -304,7 +306,7 @@ class _Engine:
                     f.text = old[f.display]
                     self._fail(f, _Failed(_codes(todo), f"the fixed file cannot be analysed: {info.error[1]}"), todo)
                     continue
-                f.applied += _gone(todo, f.findings, after)
+                f.applied += _gone(todo, f.findings, after, f.display)
                 f.codes.update(x.code for x in todo)
                 f.info, f.findings, f.errors, f.todo = info, after, errors, after
             for f in watched:

@@ -29,31 +29,91 @@ def split_lines(text: str) -> list[str]:
     return _LINE_END.split(text)
 
 
+def lines_with(text: str, word: str) -> set[int]:
+    """The numbers of the lines (as the parser numbers them) on which `word` occurs."""
+    if "\r" in text:
+        return {n for n, line in enumerate(split_lines(text), 1) if word in line}
+    found = set()
+    line, seen = 1, 0
+    at = text.find(word)
+    while at >= 0:
+        line += text.count("\n", seen, at)
+        seen = at
+        found.add(line)
+        at = text.find(word, at + len(word))
+    return found
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def non_ascii_lines(text: str) -> dict[int, str]:
+    """The lines of `text` that are not all ASCII, by their index (the first line's is 0)."""
+    if "\r" in text:
+        return {i: line for i, line in enumerate(split_lines(text)) if not line.isascii()}
+    # (splitting every line of a large file to find its few non-ASCII ones cost more)
+    found = {}
+    index, seen = 0, 0
+    hit = _NON_ASCII.search(text)
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        index += text.count("\n", seen, start)
+        seen = start
+        found[index] = text[start:end]
+        hit = _NON_ASCII.search(text, end)
+    return found
+
+
+# (no character but the ASCII letters of "noqa" lower-cases to one of them: this finds what
+# `"noqa" in line.lower()` does)
+_NOQA_WORD = re.compile(r"(?i)noqa")
+
+
 def parse_noqa(info: ModuleInfo, text: str) -> None:
-    if "noqa" not in text.lower():
+    hit = _NOQA_WORD.search(text)
+    if hit is None:
         return
-    for lineno, line in enumerate(split_lines(text), 1):
-        if "#" not in line:
-            continue
-        lower = line.lower()
-        if "noqa" not in lower:
-            continue
-        fm = FILE_NOQA.match(line)
-        if fm:
-            codes = fm.group("codes")
-            new = frozenset(noqa_codes(codes)) if codes else frozenset()
-            if not info.file_noqa_set:
-                info.file_noqa = new
-            elif info.file_noqa and new:
-                info.file_noqa = info.file_noqa | new
-            else:
-                info.file_noqa = frozenset()
-            info.file_noqa_set = True
-            continue
-        hit = NOQA.search(line)
-        if hit:
-            codes = hit.group("codes")
-            info.noqa[lineno] = frozenset(noqa_codes(codes)) if codes else None
+    if "\r" in text:
+        for lineno, line in enumerate(split_lines(text), 1):
+            if "noqa" in line.lower():
+                _noqa_line(info, lineno, line)
+        return
+    # only the lines that hold the word, found in the text (not every line of the file split)
+    lineno, seen = 1, 0
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        lineno += text.count("\n", seen, start)
+        seen = start
+        _noqa_line(info, lineno, text[start:end])
+        hit = _NOQA_WORD.search(text, end)
+
+
+def _noqa_line(info: ModuleInfo, lineno: int, line: str) -> None:
+    """The `noqa` comment of a line that holds the word, if it has one."""
+    if "#" not in line:
+        return
+    fm = FILE_NOQA.match(line)
+    if fm:
+        codes = fm.group("codes")
+        new = frozenset(noqa_codes(codes)) if codes else frozenset()
+        if not info.file_noqa_set:
+            info.file_noqa = new
+        elif info.file_noqa and new:
+            info.file_noqa = info.file_noqa | new
+        else:
+            info.file_noqa = frozenset()
+        info.file_noqa_set = True
+        return
+    hit = NOQA.search(line)
+    if hit:
+        codes = hit.group("codes")
+        info.noqa[lineno] = frozenset(noqa_codes(codes)) if codes else None
 
 
 def decode_source(data: bytes) -> str:

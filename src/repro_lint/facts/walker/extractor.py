@@ -42,7 +42,7 @@ from repro_lint.facts.model import (
 )
 from repro_lint.facts.walker.module_body import ModuleFacts
 from repro_lint.facts.walker.names import UNKNOWN, Resolver
-from repro_lint.facts.sourcetext import decode_source, parse_noqa, split_lines
+from repro_lint.facts.sourcetext import decode_source, lines_with, non_ascii_lines, parse_noqa
 from repro_lint.facts.syntax import (
     LEAF_TYPES,
     call_order,
@@ -89,6 +89,11 @@ def _type_checking(test: ast.expr) -> int:
     return 0
 
 
+def _on_lines(lines: set[int], node: ast.AST) -> bool:
+    """Whether one of `lines` is among those `node` spans."""
+    return any(n in lines for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
+
+
 # the events that become local ones where the RNG state is kept local (`Extractor.add`)
 _LOCALISED = frozenset(["seed", "seedcand", "draw"])
 _SOURCE_ORDER = operator.attrgetter("line", "col")
@@ -104,8 +109,10 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.r = Resolver(info.module, info.is_package)
         # lines as the parser counts them: only "\n", "\r\n" and "\r" end one (str.splitlines
         # also splits at form feeds and other separators, which shifts every later line)
-        # (an ASCII line is kept as None: its byte columns are character columns)
-        self.lines = [None if x.isascii() else x for x in split_lines(text)] if not text.isascii() else None
+        # (only the lines that are not all ASCII are kept, by index: the byte columns of the
+        # others are character columns)
+        ascii_text = text.isascii()
+        self.lines: Optional[dict[int, str]] = None if ascii_text else non_ascii_lines(text)
         self.scope = MODULE_SCOPE
         # RNG state kept local where the walk is (spec, large repositories 2): inside a
         # `with torch.random.fork_rng():` block every source is (`rng_local` counts the
@@ -114,9 +121,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.rng_local = 0
         self.local_sources: frozenset = frozenset()
         self.typing_only = 0  # inside `if TYPE_CHECKING:` (imports there never run)
-        # (a test can name `TYPE_CHECKING` only where the text does: most files never do, and
-        # looking through every `if` test for it took 3% of a check of torch's sources)
-        self.names_type_checking = "TYPE_CHECKING" in text or not text.isascii()
+        # (a test can name `TYPE_CHECKING` only on a line of it where the text does: most files
+        # never do, and looking through every `if` test for it took 3% of a check of torch's
+        # sources; the lines that do, or None for a non-ASCII text, whose names may be spelt
+        # otherwise and are normalised by the parser)
+        self.type_checking_lines: Optional[set[int]] = (lines_with(text, "TYPE_CHECKING") if "TYPE_CHECKING" in text else set()) if ascii_text else None
         self.looks_local = any(w in text for w in matchers.local_words)
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
@@ -182,9 +191,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     # -- positions ---------------------------------------------------------------
     def col(self, line: int, col: int) -> int:
         """Convert an `ast` UTF-8 byte column to a character column."""
-        if self.lines is None or line - 1 >= len(self.lines):
+        if self.lines is None:
             return col
-        text = self.lines[line - 1]
+        text = self.lines.get(line - 1)
         if text is None:
             return col
         return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
@@ -379,7 +388,8 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self.guards.append(stmt.test)  # type: ignore[attr-defined]
             end = stmt.end_lineno or stmt.lineno
             self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
-            typing = _type_checking(stmt.test) if self.names_type_checking else 0  # type: ignore[attr-defined]
+            marked = self.type_checking_lines
+            typing = _type_checking(stmt.test) if marked is None or marked and _on_lines(marked, stmt.test) else 0  # type: ignore[attr-defined]
             self.typing_only += typing
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.typing_only -= typing

@@ -12,8 +12,13 @@ from repro_lint.facts.families.seed_settings import DATACLASS, FACTS, names
 from repro_lint.facts.model import ModuleInfo
 
 
+# what a module without seed settings has: one shared value, only ever read (this is asked of
+# every module of every program)
+_NO_FACTS: dict = {"options": (), "parsed": {}, "parsers": (), "attrs": {}, "locals": {}}
+
+
 def facts_of(info: ModuleInfo) -> dict:
-    return info.extra.get(FACTS) or {"options": [], "parsed": {}, "parsers": [], "attrs": {}, "locals": {}}
+    return info.extra.get(FACTS) or _NO_FACTS
 
 
 def options(infos) -> list[str]:

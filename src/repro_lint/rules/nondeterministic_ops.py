@@ -104,7 +104,8 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
             yield ctx.finding("RPL405", info, ev, f"`{ev.data['api']}(...)`: {op['summary']}", help=explain(op))
     for mod, scope in program.scopes:
         info = index.modules[mod]
-        recs = info.extra.get(WRAPPERS, {}).get(scope)
+        found = info.extra.get(WRAPPERS)  # (most modules have none: asked of every scope reached)
+        recs = found.get(scope) if found else None
         if recs:
             key = f"{info.module}.{scope}" if info.module else scope
             wrappers[key] = [(info, *rec) for rec in recs]

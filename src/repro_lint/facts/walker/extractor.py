@@ -89,6 +89,12 @@ def _type_checking(test: ast.expr) -> int:
     return 0
 
 
+def _names_state(text: str, words: tuple) -> bool:
+    """Whether a text that holds one of the words that save an RNG state holds one other than
+    as part of a pickling method's name (`__getstate__`, the only one most files hold)."""
+    return any(w in text for w in words if w != "getstate") or text.count("getstate") > text.count("__getstate__")
+
+
 def _on_lines(lines: set[int], node: ast.AST) -> bool:
     """Whether one of `lines` is among those `node` spans."""
     return any(n in lines for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))  # type: ignore[attr-defined]
@@ -126,7 +132,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # sources; the lines that do, or None for a non-ASCII text, whose names may be spelt
         # otherwise and are normalised by the parser)
         self.type_checking_lines: Optional[set[int]] = (lines_with(text, "TYPE_CHECKING") if "TYPE_CHECKING" in text else set()) if ascii_text else None
-        self.looks_local = any(w in text for w in matchers.local_words)
+        self.looks_local = any(w in text for w in matchers.local_words) and _names_state(text, matchers.local_words)
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
         # events of one statement share one tuple (and keep sharing it packed or cached)

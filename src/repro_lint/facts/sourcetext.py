@@ -67,31 +67,27 @@ def non_ascii_lines(text: str) -> dict[int, str]:
     return found
 
 
-# (no character but the ASCII letters of "noqa" lower-cases to one of them: this finds what
-# `"noqa" in line.lower()` does)
-_NOQA_WORD = re.compile(r"(?i)noqa")
-
-
 def parse_noqa(info: ModuleInfo, text: str) -> None:
-    hit = _NOQA_WORD.search(text)
-    if hit is None:
+    lower = text.lower()
+    at = lower.find("noqa")
+    if at < 0:
         return
-    if "\r" in text:
+    if "\r" in text or not text.isascii():  # (lower-casing may change a non-ASCII text's length)
         for lineno, line in enumerate(split_lines(text), 1):
             if "noqa" in line.lower():
                 _noqa_line(info, lineno, line)
         return
     # only the lines that hold the word, found in the text (not every line of the file split)
     lineno, seen = 1, 0
-    while hit is not None:
-        start = text.rfind("\n", 0, hit.start()) + 1
-        end = text.find("\n", start)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
         if end < 0:
             end = len(text)
         lineno += text.count("\n", seen, start)
         seen = start
         _noqa_line(info, lineno, text[start:end])
-        hit = _NOQA_WORD.search(text, end)
+        at = lower.find("noqa", end)
 
 
 def _noqa_line(info: ModuleInfo, lineno: int, line: str) -> None:

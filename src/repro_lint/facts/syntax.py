@@ -108,6 +108,31 @@ def iter_calls(node: ast.AST, stored_lambdas: bool = True) -> list[ast.Call]:
     return out
 
 
+def names_in(node: ast.AST) -> list[ast.Name]:
+    """Every Name node under `node` (including `node`), in no particular order: what
+    `ast.walk` finds of them, at a fraction of its cost (a target of every `for` and `with`)."""
+    out: list[ast.Name] = []
+    stack = [node]
+    children = _CHILDREN
+    Name = ast.Name
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is Name:
+            out.append(n)  # type: ignore[arg-type]
+            continue
+        spec = children.get(t)
+        if spec is None:
+            spec = _children_of(n)
+        for f in spec[0]:
+            v = getattr(n, f)
+            if v is not None:
+                stack.append(v)
+        for f in spec[1]:
+            stack.extend(x for x in getattr(n, f) if x is not None)
+    return out
+
+
 def literal(node: Optional[ast.AST]) -> Any:
     """The value of a literal expression, or the `NOT_LITERAL` marker."""
     if isinstance(node, ast.Constant) and isinstance(node.value, _LITERAL_TYPES):

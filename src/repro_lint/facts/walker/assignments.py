@@ -14,7 +14,7 @@ from typing import Optional
 from repro_lint.facts.model import INSTANCE, METHOD_ALIASES, STORED_MADE
 from repro_lint.facts.walker.calls import r_dotted
 from repro_lint.facts.walker.names import UNKNOWN
-from repro_lint.facts.syntax import NOT_LITERAL, literal
+from repro_lint.facts.syntax import NOT_LITERAL, literal, names_in
 
 _Name = ast.Name
 _Constant = ast.Constant
@@ -36,10 +36,9 @@ class AssignmentFacts:
             if self.local_values:
                 self.local_values.pop(target.id, None)  # type: ignore[attr-defined]
             return
-        for sub in ast.walk(target):
-            if isinstance(sub, ast.Name):
-                self.r.bind(sub.id, None)
-                self.local_values.pop(sub.id, None)
+        for sub in names_in(target):
+            self.r.bind(sub.id, None)
+            self.local_values.pop(sub.id, None)
 
     def _visit_assign(self, stmt: ast.stmt) -> None:
         value = stmt.value  # type: ignore[attr-defined]

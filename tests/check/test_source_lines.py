@@ -39,3 +39,17 @@ def test_a_text_without_the_words():
     info = ModuleInfo("m.py", "m", False)
     parse_noqa(info, "x = 1\n")
     assert info.noqa == {} and not info.file_noqa_set
+
+
+@pytest.mark.parametrize("test", [
+    "typing.TYPE_CHECKING",
+    "(\n    typing.TYPE_CHECKING\n)",
+    "typing.\uff34\uff39\uff30\uff25_\uff23\uff28\uff25\uff23\uff2b\uff29\uff2e\uff27",  # normalised by the parser
+])
+def test_imports_under_type_checking_are_found_on_any_line_of_the_test(test):
+    from repro_lint.facts.matchers import get_matchers
+    from repro_lint.facts.walker.extractor import extract
+
+    src = f"import typing\nif {test}:\n    import numpy as np\nx = 1\n"
+    info = extract("m.py", "m", False, src.encode("utf-8"), get_matchers())
+    assert [(q, scope) for q, *_, scope in info.imports] == [("typing", "<module>"), ("numpy", "<typing>")]

@@ -127,11 +127,13 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         self.rng_local = 0
         self.local_sources: frozenset = frozenset()
         self.typing_only = 0  # inside `if TYPE_CHECKING:` (imports there never run)
-        # (a test can name `TYPE_CHECKING` only on a line of it where the text does: most files
-        # never do, and looking through every `if` test for it took 3% of a check of torch's
-        # sources; the lines that do, or None for a non-ASCII text, whose names may be spelt
-        # otherwise and are normalised by the parser)
-        self.type_checking_lines: Optional[set[int]] = (lines_with(text, "TYPE_CHECKING") if "TYPE_CHECKING" in text else set()) if ascii_text else None
+        # (a test can name `TYPE_CHECKING` only on a line of it where the text does, or where a
+        # name may be spelt in other characters that the parser normalises to it (a line not
+        # all ASCII): most files have none, and looking through every `if` test for it took 3%
+        # of a check of torch's sources)
+        self.type_checking_lines = lines_with(text, "TYPE_CHECKING") if "TYPE_CHECKING" in text else set()
+        if self.lines:
+            self.type_checking_lines.update(i + 1 for i in self.lines)
         self.looks_local = any(w in text for w in matchers.local_words) and _names_state(text, matchers.local_words)
         self.stmt_node: Optional[ast.stmt] = None  # the statement in the scope's own body
         # the span of the statement that events were last added in, and that statement: the
@@ -395,7 +397,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             end = stmt.end_lineno or stmt.lineno
             self.branches.append((stmt.lineno, 0, end if self._leaves(stmt.body) else 0))  # type: ignore[attr-defined]
             marked = self.type_checking_lines
-            typing = _type_checking(stmt.test) if marked is None or marked and _on_lines(marked, stmt.test) else 0  # type: ignore[attr-defined]
+            typing = _type_checking(stmt.test) if marked and _on_lines(marked, stmt.test) else 0  # type: ignore[attr-defined]
             self.typing_only += typing
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
             self.typing_only -= typing

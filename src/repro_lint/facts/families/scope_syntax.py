@@ -12,6 +12,7 @@ stored in the facts: the trees are let go with the extractor.
 from __future__ import annotations
 
 import ast
+import collections
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -69,11 +70,21 @@ def body_of(ex: Any, scope: str, func: Any) -> list[ast.stmt]:
 
 def function_node(ex: Any, func: Any) -> Optional[ast.AST]:
     """The `def` of a function the walk met (by its line and name)."""
+    line = func.line
     for stmt in top_statements(ex):
-        if stmt.lineno <= func.line <= (stmt.end_lineno or stmt.lineno):
-            for node in ast.walk(stmt):
-                if isinstance(node, _FUNCTIONS) and node.lineno == func.line and node.name == func.name:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            # (`ast.walk` of the statement, but into those parts alone that span the line: a
+            # `def` lies inside each node that holds it; `match_case` and a few others have
+            # no position and are entered)
+            queue = collections.deque([stmt])
+            while queue:
+                node = queue.popleft()
+                if isinstance(node, _FUNCTIONS) and node.lineno == line and node.name == func.name:
                     return node
+                for child in ast.iter_child_nodes(node):
+                    start = getattr(child, "lineno", None)
+                    if start is None or start <= line <= (child.end_lineno or start):  # type: ignore[attr-defined]
+                        queue.append(child)
     return None
 
 

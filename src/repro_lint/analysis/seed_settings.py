@@ -25,9 +25,14 @@ def options(infos) -> list[str]:
     """The seed options the argparse parsers of these modules define, in catalog order,
     but for those whose value may be None (`add_argument("--seed", type=int)` without a
     default): `torch.manual_seed(args.seed)` would raise on a run that does not pass one."""
-    infos = list(infos)
-    found = {opt for info in infos for opt in facts_of(info)["options"]}
-    found -= {opt for info in infos for opt in facts_of(info).get("none", ())}
+    found: set = set()
+    unset: set = set()
+    for info in infos:  # (asked of every module of every program: most have no settings)
+        facts = info.extra.get(FACTS)
+        if facts:
+            found.update(facts["options"])
+            unset.update(facts.get("none", ()))
+    found -= unset
     return [a for a in names()["attrs"] if a in found]
 
 
@@ -65,7 +70,8 @@ def parser_function_names(infos) -> set:
     pattern = names()["config_function"]
     out: set = set()
     for info in infos:
-        for scope in facts_of(info)["parsers"]:
+        facts = info.extra.get(FACTS)
+        for scope in facts["parsers"] if facts else ():
             fn = info.functions.get(scope)
             if fn is not None and pattern.search(fn.name):
                 out.add(fn.name)

@@ -94,9 +94,6 @@ class LiveIndex(ProjectIndex):
         self._exact_imports: dict[str, set[str]] = {}  # each imported name -> the modules importing it
         for info in self.modules.values():
             self._add_import_names(info)
-        # the keys of the class lookups' entries, by the module resolving (to forget them;
-        # the memos of resolution are kept per module already)
-        self._class_keys_in: dict[str, list] = {}
         self._groups_in: dict[str, set] = {}
         self._entry_memo: dict[str, bool] = {}
         self._entry_reads: dict[str, set[str]] = {}  # module -> the modules its entry-point answer read
@@ -125,14 +122,6 @@ class LiveIndex(ProjectIndex):
                 if callers is None:
                     callers = self._callers[k] = set()
                 callers.add(ref)
-        return out
-
-    def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
-        key = (qual, ctx.module)
-        if key in self._class_keys:
-            return self._class_keys[key]
-        out = super().class_key(qual, ctx)
-        self._class_keys_in.setdefault(ctx.module, []).append(key)
         return out
 
     def _call_successors(self, i: int) -> tuple:
@@ -394,8 +383,7 @@ class LiveIndex(ProjectIndex):
             self._method_cache.pop(mod, None)
             for key in self._groups_in.pop(mod, ()):
                 self._by_name_ids.pop(key, None)
-            for key in self._class_keys_in.pop(mod, ()):
-                self._class_keys.pop(key, None)
+            self._class_keys.pop(mod, None)
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None

@@ -24,7 +24,7 @@ def hook_starts(index: "ProjectIndex", order: list[int], event_ids: list[int]) -
     calls and does not reach yet (`event_ids`: the numbers in `order` of scopes with events)."""
     called: dict[str, set] = {}  # framework -> the runner methods called
     for i in event_ids:
-        for ev in index.kind_groups(i).get("runner", ()):
+        for ev in index.kind_events(i, "runner"):
             called.setdefault(ev.data["framework"], set()).add(ev.data["method"])
     if not called:
         return []

@@ -486,13 +486,8 @@ class LiveIndex(ProjectIndex):
             events = new.events.get(ref[1], ())
             if self._has_events is not None:
                 self._has_events[i] = 1 if events else 0
-            if self._by_kind is not None:
-                groups: Optional[dict] = None
-                if ref[1] in new.events:
-                    groups = {}
-                    for ev in events:
-                        groups.setdefault(ev.kind, []).append(ev)
-                self._by_kind[i] = groups
+            if self._kinds is not None:
+                self._kinds[i] = None  # (worked out again when asked: `scope_kinds`)
 
     def _forget_entries(self, old: ModuleInfo, new: ModuleInfo, observers: set[str]) -> None:
         """Forget whether the modules whose answer can change are entry points: the module

@@ -59,28 +59,27 @@ class Program:
             return
         # each reached scope's events are looked at only for the kinds it has: programs
         # of a large project share most of their scopes, and each rule asks for one kind
-        refs = self.index._refs
-        by_kind = self.index._events_by_kind()
-        kind_groups = self.index.kind_groups
+        index = self.index
+        refs = index.scope_refs()
+        scope_kinds = index.scope_kinds
+        wanted = index.kind_bits(kinds)
         for i in self._event_ids:
-            groups = by_kind[i]
-            if groups is None:
-                groups = kind_groups(i)
+            if kinds and not scope_kinds(i) & wanted:
+                continue
+            mod, scope = refs[i]
+            info = modules[mod]
+            events = info.events.get(scope, ())
             if not kinds:
-                hits = [ev for evs in groups.values() for ev in evs]
+                # (grouped by kind in the order the kinds first come, then in source order)
+                hits = [ev for k in {ev.kind: None for ev in events} for ev in events if ev.kind == k]
                 hits.sort(key=_event_order)
             elif len(kinds) == 1:
-                hits = groups.get(kinds[0])
-                if not hits:
-                    continue
+                kind = kinds[0]
+                hits = [ev for ev in events if ev.kind == kind]
             else:
-                hits = [ev for k in kinds for ev in groups.get(k, ())]
-                if not hits:
-                    continue
+                hits = [ev for k in kinds for ev in events if ev.kind == k]
                 if len(hits) > 1:
                     hits.sort(key=_event_order)
-            mod, scope = refs[i]  # type: ignore[index]
-            info = modules[mod]
             for ev in hits:
                 yield info, scope, ev
 

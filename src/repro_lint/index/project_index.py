@@ -131,7 +131,9 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._builders: dict[int, tuple] = {}  # (`ScopeWalk._builders_of`)
         self._class_level_memo: dict[int, tuple] = {}  # (`ScopeWalk._class_level`)
         self._has_events: Optional[bytearray] = None
-        self._by_kind: Optional[list] = None
+        self._kinds: Optional[list] = None  # (`ScopeWalk.scope_kinds`)
+        self._kind_bits: dict[str, int] = {}
+        self._kind_sets: dict[int, int] = {}
         self._method_cache: dict[str, dict] = {}
         self._callees: dict[str, dict[str, tuple]] = {}  # module -> scope -> callees
         self._visible: dict[str, "int | tuple[int, ...]"] = {}

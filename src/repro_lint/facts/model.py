@@ -282,8 +282,11 @@ class ModuleInfo:
         """The answer of the `summaries()` function `name` for this module, from the outline
         while the body is not decoded."""
         stored = stored_summary(self)
-        if stored is not None and name in stored:
-            return stored[name]
+        if stored is not None:
+            if type(stored) is tuple:  # (`pack`: the answers in `summaries()` order)
+                return stored[summary_slots()[name]]
+            if name in stored:
+                return stored[name]
         return summaries()[name](self)
 
     def scope_events(self, scope: str) -> list[Event]:
@@ -349,6 +352,12 @@ def summaries() -> dict[str, Callable[[ModuleInfo], Any]]:
     return {**CORE_SUMMARIES, **registry().summaries}
 
 
+@functools.lru_cache(maxsize=1)
+def summary_slots() -> dict[str, int]:
+    """The place of each `summaries()` answer in the tuple `pack` keeps."""
+    return {name: i for i, name in enumerate(summaries())}
+
+
 # Call target marker: `RETURNED + "<qualified callee>"` for a call of a call's result
 RETURNED = "@returned:"
 # Call target marker: `INSTANCE + "<qualified callee>"` for a method of (or a call of) an
@@ -370,8 +379,9 @@ HANDED = "@handed:"
 _REST_FIELDS = BODY_FIELDS[1:]
 
 
-def stored_summary(info: ModuleInfo) -> Optional[dict]:
-    """The `summaries()` answers stored with an outline whose body is kept marshalled, or None."""
+def stored_summary(info: ModuleInfo) -> "dict | tuple | None":
+    """The `summaries()` answers stored with an outline whose body is kept marshalled (by
+    name, or in `summaries()` order: `pack`), or None; read them with `ModuleInfo.summary`."""
     state = info.__dict__
     if "_body" in state or "_packed" in state:
         return state.get("_summary")
@@ -428,6 +438,22 @@ def _shared_tuple(value: tuple, shared: dict, dumps: Callable, depth: int) -> tu
     return value
 
 
+_EMPTY_DICT: dict = {}
+_EMPTY_FROZENSET: frozenset = frozenset()
+
+
+def _shared_empty(answer: Any) -> Any:
+    """`answer`, or the shared empty value of its type (answers are never changed)."""
+    if answer or answer is None:
+        return answer
+    kind = type(answer)
+    if kind is dict:
+        return _EMPTY_DICT
+    if kind is frozenset:
+        return _EMPTY_FROZENSET
+    return answer
+
+
 def pack(info: ModuleInfo) -> bool:
     """Keep the body of freshly extracted facts marshalled in memory, decoded when a field of
     it is read (see `ModuleInfo.__getattr__`); whether it is (facts that are not plain data,
@@ -439,7 +465,9 @@ def pack(info: ModuleInfo) -> bool:
         packed = [marshal.dumps(_plain_events(info)), *[marshal.dumps(state[k]) for k in _REST_FIELDS]]
     except ValueError:
         return False
-    state["_summary"] = {name: ask(info) for name, ask in summaries().items()}
+    # a tuple, not a dict by name: 460 bytes less on each module (17 MB on 38,000 files);
+    # answers that are empty are the shared empty ones (most modules' answers)
+    state["_summary"] = tuple([_shared_empty(ask(info)) for ask in summaries().values()])
     for k in BODY_FIELDS:
         del state[k]
     state["_packed"] = packed  # (by field, in `BODY_FIELDS` order)

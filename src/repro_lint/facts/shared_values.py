@@ -60,7 +60,7 @@ class Sharing:
         if hit is None:
             text = self.text
             if kind is tuple:
-                hit = tuple([self.value(v) if type(v) is tuple else text(v) for v in value])
+                hit = tuple([self.value(v) if type(v) is tuple or type(v) is dict else text(v) for v in value])
             else:
                 hit = {text(k): self.value(v) for k, v in value.items()}
             self._values[key] = hit

@@ -80,9 +80,8 @@ class ScopeWalk:
         self._succ[False].append(None)
         self._call_succ.append(None)
         # whether it has events: from the outline while the body is not decoded
-        stored = stored_summary(info)
-        if stored is not None and "event_scopes" in stored:
-            flag = scope in stored["event_scopes"]
+        if stored_summary(info) is not None:
+            flag = scope in info.summary("event_scopes")
         else:
             flag = bool(info.events.get(scope))
         self._has_events.append(flag)  # type: ignore[union-attr]

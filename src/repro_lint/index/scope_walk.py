@@ -480,9 +480,7 @@ class ScopeWalk:
             hooks += more
             order = self._bfs([*(self._refs[i] for i in order), *more], True, entry.module)  # type: ignore[index]
             event_ids = [i for i in order if flags[i]]
-        refs = self._refs
-        program = Program(self, entry, [refs[i] for i in order])  # type: ignore[index]
-        program._event_ids = event_ids
+        program = Program.walked(self, entry, order, event_ids)
         program.hook_starts = tuple(hooks)
         return program
 

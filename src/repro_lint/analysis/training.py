@@ -124,22 +124,22 @@ class Training:
                 return self._late(info, pos[0], ref[0], span[0])
         return None
 
-    def before_training(self, scopes, info: ModuleInfo, scope: str, line: int) -> bool:
+    def before_training(self, program: Program, info: ModuleInfo, scope: str, line: int) -> bool:
         """Whether what runs at `line` of `scope` runs only before training starts, each time:
         in a scope on the way to the training that runs once, ahead of (and in no loop
         around) the statement during which training starts there, or in a function that only
-        such places call, when training is a loop. `scopes`: the program's. The training's
+        such places call, when training is a loop (of `program`, this walk's). The training's
         backward passes do not run through what was computed there (a graph built before the
         loop would be freed by the first of them, and the second would fail), so an operation
         nondeterministic only in its backward does not make them differ."""
         if self.start_step is None or not self.chain:
             return False
         memo = self.__dict__.get("_before_memo")
-        if memo is None or memo[0] is not scopes:
-            sites = self._call_sites(scopes)
+        if memo is None:  # (a Training is its program's: asked once, with that program's scopes)
+            sites = self._call_sites(program.scopes)
             once = self._once_frames(sites)
-            memo = self.__dict__["_before_memo"] = (scopes, sites, once, self._loops(once))
-        _, sites, once, looped = memo
+            memo = self.__dict__["_before_memo"] = (sites, once, self._loops(once))
+        sites, once, looped = memo
         if not looped:
             return False  # training is one backward pass, which runs through whatever came before
         return self._before(once, sites, (info.module, scope), line, 0)

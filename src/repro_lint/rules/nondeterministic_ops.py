@@ -91,7 +91,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
         there to run later), it runs during the training, not only before it starts."""
         if (info.module, scope) not in grad_scopes(index, program):
             return False
-        return not runs_here or not training_of(ctx, program).before_training(program.scopes, info, scope, line)
+        return not runs_here or not training_of(ctx, program).before_training(program, info, scope, line)
 
     for info, scope, ev in program.events("ndop"):
         if ev.data["api"].startswith("Tensor.") and not _holds_tensors(ctx, info):

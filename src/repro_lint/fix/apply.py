@@ -122,6 +122,7 @@ class Planner:
         self.module = self.layout.module
         self.default_seed = default_seed
         self.style = style or Style()
+        self.text = text
         self.lines = text.splitlines()
         self.imports = Imports(self.layout, project_roots, aliases, self.style, self.lines)
         self.calls: dict[int, tuple] = {}  # id -> (original call, span) of calls that get keywords
@@ -413,6 +414,10 @@ class Planner:
             return False
         # (a compound statement equals only a compound one: the code of a block's loops and
         # functions, its largest statements, is not made to compare simple ones)
+        # A simple statement's code is a slice of the text (its line without the indentation),
+        # so one that is not in the text is in no block: no need to generate the block's code.
+        if any(isinstance(s, cst.SimpleStatementLine) and _code(self.module, s) not in self.text for s in stmts):
+            return False
         simple = all(isinstance(s, cst.SimpleStatementLine) for s in stmts)
         present = {_code(self.module, s) for s in body if not simple or isinstance(s, cst.SimpleStatementLine)}
         return all(_code(self.module, s) in present for s in stmts)

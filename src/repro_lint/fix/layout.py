@@ -127,7 +127,10 @@ class Layout(cst.CSTVisitor):
         if source is not None:
             layout.source = source
             layout._into_expressions = ":=" in text  # (`:=` binds names in expressions)
-            module.visit(layout)
+            if layout._into_expressions:
+                module.visit(layout)
+            else:
+                layout._walk(module)
             return layout
         layout._index_every_node()
         module.visit(layout)
@@ -220,6 +223,16 @@ class Layout(cst.CSTVisitor):
             self.statements.append(BodyStatement(stmt, block, i, start, end, fn.qual if fn else None, top))
 
     # -- visiting --------------------------------------------------------------------
+    def _walk(self, node: cst.CSTNode) -> None:
+        """What `node.visit(self)` does when expressions are not entered, without libcst's
+        visit (which rebuilds every node it passes, whitespace included: it was half of a
+        layout's cost): the same `visit_`/`leave_` calls in the same order, over the nodes
+        that hold statements or bind names."""
+        if self.on_visit(node):
+            for child in _inner(node):
+                self._walk(child)
+        self.on_leave(node)
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.source is not None:
             span = self.source.statements.get(id(node))
@@ -410,6 +423,28 @@ class Layout(cst.CSTVisitor):
         while i < len(body) and _is_import_shim(body[i]):
             i += 1
         return i
+
+
+def _inner(node: cst.CSTNode) -> list:
+    """The children of `node`, in libcst's visit order, that are or hold statements or the
+    nodes `Layout` visits (`AssignTarget`, `WithItem`, `ExceptHandler`); the rest is
+    expressions and whitespace, which bind no names without `:=`."""
+    if isinstance(node, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+        return list(node.body)
+    if isinstance(node, cst.Assign):
+        return list(node.targets)
+    if isinstance(node, (cst.If, cst.For, cst.While)):
+        return [node.body] if node.orelse is None else [node.body, node.orelse]
+    if isinstance(node, (cst.Try, cst.TryStar)):
+        out = [node.body, *node.handlers]
+        return out + [n for n in (node.orelse, node.finalbody) if n is not None]
+    if isinstance(node, cst.With):
+        return [*node.items, node.body]
+    if isinstance(node, cst.Match):
+        return list(node.cases)
+    if isinstance(node, (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase, cst.FunctionDef, cst.ClassDef)):
+        return [node.body]
+    return []
 
 
 def _is_import_shim(stmt: cst.CSTNode) -> bool:

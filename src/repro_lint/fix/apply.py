@@ -34,6 +34,7 @@ from repro_lint.core.edits import (
 )
 from repro_lint.fix import dicts
 from repro_lint.fix.imports import OTHER, Context, Imports, with_names
+from repro_lint.fix.splice import TopLevel
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style
 
@@ -569,10 +570,16 @@ class Planner:
             pruned = _Transformer(self, blocks=True, statements=self._edited_statements())
             out = self.module.visit(pruned)
             if self._edited_ids() <= pruned.applied:
-                return out.code
+                return self._written(out)
             # (an edit the pruned walk did not reach: a kind `_edited_statements` does not know)
-            return self.module.visit(_Transformer(self, blocks=True)).code
+            return self._written(self.module.visit(_Transformer(self, blocks=True)))
         return self.module.visit(_Transformer(self, blocks=True, only=self._edited_spans())).code
+
+    def _written(self, out: cst.Module) -> str:
+        """`out.code`, with the statements left alone copied from the text (`splice`)."""
+        source = self.layout.source
+        top = TopLevel.of(self.text, self.module, source.ast_of) if source is not None else None
+        return top.code(out) if top is not None else out.code
 
     def _edited_ids(self) -> set:
         """The ids of the nodes the edits change."""

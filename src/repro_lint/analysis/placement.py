@@ -34,7 +34,7 @@ from repro_lint.analysis.context import Context, program_cache
 from repro_lint.analysis import by_name, seed_settings
 from repro_lint.index import hydra_configs
 from repro_lint.index.typed_reach import call_seeds
-from repro_lint.analysis.training import draw_launches, training_of, trains
+from repro_lint.analysis.training import draw_launches, in_loop, training_of, trains
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -137,10 +137,6 @@ def not_editable(info: ModuleInfo) -> Optional[str]:
     return None
 
 
-def _in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
-    return any(start <= line <= end for start, end in info.loops.get(scope, ()))
-
-
 _SITES: "weakref.WeakKeyDictionary[Program, dict]" = program_cache()
 
 
@@ -163,7 +159,7 @@ def _call_sites(ctx: Context, program: Program) -> dict:
 def runs_once(ctx: Context, program: Program, scope: str, call_line: int, key: str) -> bool:
     """Whether the function `key`, called on `call_line` of `scope` in the entry module (a
     body that runs once), runs once per run: called from nowhere else, not in a loop."""
-    return not _in_loop(program.entry, scope, call_line) and _call_sites(ctx, program).get(key, 0) == 1
+    return not in_loop(program.entry, scope, call_line) and _call_sites(ctx, program).get(key, 0) == 1
 
 
 def _instantiates(ctx: Context, target: Optional[str], key: str) -> bool:

@@ -159,12 +159,12 @@ class Training:
         """Whether training repeats: the chain to it passes through a loop, or a scope of it
         that runs once takes a backward pass or optimizer step in a loop."""
         modules = self.index.modules
-        if any(span is not None and _in_loop(modules[ref[0]], ref[1], span[0]) for ref, span in self.chain):
+        if any(span is not None and in_loop(modules[ref[0]], ref[1], span[0]) for ref, span in self.chain):
             return True
         for ref in once:
             info = modules[ref[0]]
             for ev in info.events.get(ref[1], ()):
-                if ev.kind == "train" and ev.data.get("what") in _TRAINS and _in_loop(info, ref[1], ev.line):
+                if ev.kind == "train" and ev.data.get("what") in _TRAINS and in_loop(info, ref[1], ev.line):
                     return True
         return False
 
@@ -186,7 +186,7 @@ class Training:
                     or calls[0][0] != prev_ref
                     or calls[0][1][2] != prev_span[0]
                     or is_reference(calls[0][1])
-                    or _in_loop(index.modules[prev_ref[0]], prev_ref[1], prev_span[0])
+                    or in_loop(index.modules[prev_ref[0]], prev_ref[1], prev_span[0])
                 ):
                     break
             out[ref] = span
@@ -238,7 +238,8 @@ def _key(ref: tuple) -> str:
     return f"{ref[0]}.{ref[1]}" if ref[0] else ref[1]
 
 
-def _in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
+def in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
+    """Whether `line` of `scope` is in a `for`/`while` statement there (it runs more than once)."""
     return any(a <= line <= b for a, b in info.loops.get(scope, ()))
 
 

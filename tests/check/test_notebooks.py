@@ -213,7 +213,7 @@ def test_seeding_goes_after_the_imports_that_follow_a_guarded_install_cell(cli, 
 
 def test_an_import_a_fix_adds_goes_into_the_first_cell_of_code_not_a_cell_of_shell_lines(cli, project):
     text = nb_json(
-        "!pip install onnx\n!pip install onnxruntime",
+        "!pip install onnx\n#!pip install Pillow\n!pip install onnxruntime",
         "import sys\nimport torch\nprint(torch.__version__)",
         "!python export.py --weights yolov7-tiny.pt",
         "import random\nnames = ['person', 'horse']\nshades = {n: random.random() for n in names}\nprint(torch.rand(2), shades)",

@@ -183,10 +183,12 @@ class Notebook:
         return owner
 
     def _shell_only(self) -> set:
-        """The cells (positions in `cells`) with magic or shell lines and nothing else to run."""
+        """The cells (positions in `cells`) with magic or shell lines and nothing else to run
+        (comments aside: `#!pip install ...` left commented out)."""
         out = set()
         for i, (pos, _) in enumerate(self.origin):
-            if self.lines[i].strip() and self.lines[i] not in self.magics:
+            line = self.lines[i].strip()
+            if line and line[0] != "#" and self.lines[i] not in self.magics:
                 out.add(-1 - pos)  # (a cell with a line of code)
         return {pos for pos in range(len(self.cells)) if -1 - pos not in out and any(p == pos for p, _ in self.magics.values())}
 

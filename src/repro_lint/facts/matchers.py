@@ -160,6 +160,8 @@ class Matchers:
         self.callback_keywords = frozenset(prog["callback-keywords"])
         self.non_calling = frozenset(prog.get("non-calling", ()))
         self.checkpoint_methods = frozenset(prog.get("checkpoint-methods", ()))
+        self.parameter_iterators = frozenset(prog.get("parameter-iterators", ()))
+        self.parameter_copy_methods = frozenset(prog.get("parameter-copy-methods", ()))
         self.loading_classmethods = frozenset(prog.get("loading-classmethods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))
         self.exit_calls = frozenset(prog.get("exit-calls", ()))

@@ -12,7 +12,8 @@ import ast
 from typing import Optional
 
 from repro_lint.facts.model import INSTANCE, METHOD_ALIASES, STORED_MADE
-from repro_lint.facts.walker.calls import r_dotted
+from repro_lint.facts.walker.calls import parameter_of, r_dotted
+from repro_lint.facts.walker.value_flow import value_end
 from repro_lint.facts.walker.names import UNKNOWN
 from repro_lint.facts.syntax import NOT_LITERAL, literal, names_in
 
@@ -76,7 +77,9 @@ class AssignmentFacts:
             if value is not None and tv is not _Name and tv is not _Constant:
                 events = self.info.events.get(self.scope)
                 if events and events[-1].line >= value.lineno:  # (most values record no event)
-                    self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                    drawn = self._mark_assigned(value, target.id)  # type: ignore[attr-defined]
+                    if drawn and self.func_node is not None and type(stmt) is ast.Assign and len(stmt.targets) == 1:
+                        self._draws_end(drawn, target.id, stmt)  # type: ignore[attr-defined]
                 if tv is ast.Dict:  # `postprocessors = {"bbox": PostProcess()}`
                     for k, v in zip(value.keys, value.values):  # type: ignore[union-attr]
                         if type(v) is ast.Call and k is not None:
@@ -194,13 +197,42 @@ class AssignmentFacts:
             if ev.kind == "draw" and start <= (ev.line, ev.col) <= end:
                 ev.data["initialises"] = True
 
-    def _mark_assigned(self, value: ast.AST, name: str) -> None:
+    def _draws_end(self, drawn: list, name: str, stmt: ast.Assign) -> None:
+        """Draws kept in a local variable whose value the function only copies into a module's
+        parameter (its initial value) or only hands to calls that name or trace (no draw: spec,
+        "Precision on large repositories" 9)."""
+        end = value_end(self.func_node.body, name, stmt, self._value_use, self._library_call)  # type: ignore[attr-defined]
+        if end == "parameter":
+            for ev in drawn:
+                ev.data["initialises"] = True
+        elif end == "naming":
+            events = self.info.events[self.scope]
+            gone = {id(ev) for ev in drawn}
+            events[:] = [ev for ev in events if id(ev) not in gone]
+
+    def _value_use(self, call: ast.Call) -> Optional[str]:
+        func = call.func
+        m = self.m
+        if type(func) is _Attribute and func.attr in m.parameter_copy_methods and parameter_of(func.value, m.parameter_attributes):
+            return "parameter"
+        qual = self.r.qualify(func)
+        if qual in m.parameter_constructors:
+            return "parameter"
+        return "naming" if qual in m.naming_sinks else None
+
+    def _library_call(self, call: ast.Call) -> bool:
+        qual = self.r.qualify(call.func)
+        return qual is not None and qual.split(".", 1)[0] in self.m.external_roots
+
+    def _mark_assigned(self, value: ast.AST, name: str) -> list:
         """A drawn value kept in `name` (a variable or `opt.seed`): for the idiom that draws a
-        seed and then seeds with it; no draw for a port; a parameter's initial value."""
+        seed and then seeds with it; no draw for a port; a parameter's initial value. The
+        draws it keeps."""
         events = self.info.events.get(self.scope)
         line = value.lineno  # type: ignore[attr-defined]
+        drawn: list = []
         if not events or events[-1].line < line:
-            return  # no event in this statement's value
+            return drawn  # no event in this statement's value
         start = (line, self.col(line, value.col_offset))  # type: ignore[attr-defined]
         end_line = value.end_lineno or line  # type: ignore[attr-defined]
         end = (end_line, self.col(end_line, value.end_col_offset or 0))  # type: ignore[attr-defined]
@@ -219,5 +251,8 @@ class AssignmentFacts:
                     del events[i]
                     continue
                 ev.data["assigned"] = name
-                if initial and ev.kind == "draw":
-                    ev.data["initialises"] = True
+                if ev.kind == "draw":
+                    drawn.append(ev)
+                    if initial:
+                        ev.data["initialises"] = True
+        return drawn

@@ -150,7 +150,7 @@ class CallFacts:
                     ev = self.add("draw", node, source=src, api=f"Tensor.{method}", assigned=None)
                     if self._in_training_mode(node):
                         ev.data["train_mode"] = True
-                    if method[-1] == "_" and _parameter_of(func.value, m.parameter_attributes):  # type: ignore[attr-defined]
+                    if method[-1] == "_" and parameter_of(func.value, m.parameter_attributes):  # type: ignore[attr-defined]
                         ev.data["initialises"] = True  # a parameter's initial value, drawn in place
                 if seeder is not None:  # `fabric.seed_everything(seed)`
                     self._seed_event(node, seeder, seeder.name)
@@ -784,7 +784,7 @@ def _reads_training(test: ast.AST, values: Optional[dict] = None, depth: int = 3
     return False
 
 
-def _parameter_of(receiver: ast.AST, attributes: set) -> bool:
+def parameter_of(receiver: ast.AST, attributes: set) -> bool:
     """Whether an in-place draw's receiver is a module's parameter: an attribute of one of the
     catalog's names (`weight`, `bias`), or its `.data` (`self.fc.weight.data`)."""
     if type(receiver) is ast.Attribute and receiver.attr == "data":  # type: ignore[attr-defined]

@@ -148,6 +148,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # body, 1 in its `else`, the `if`'s last line when that side leaves the function, else
         # 0), for the guarded events (the other side of a user's switch, a test-only branch)
         self.branches: list[tuple[int, int, int]] = []
+        # the `for` statements around the one being walked in its scope, innermost last (for
+        # hooks that ask what a loop variable holds: `for p in net.parameters(): p.copy_(...)`)
+        self.for_loops: list[ast.stmt] = []
         self.func: Optional[FunctionInfo] = None
         call_hooks, self.assign_hooks, self.finish_hooks, light = hooks or hook_set(b"", full=True)
         if light:
@@ -433,7 +436,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             self._loop(stmt)
             self._visit_header(stmt.iter)  # type: ignore[attr-defined]
             self._bind_targets(stmt.target)  # type: ignore[attr-defined]
+            self.for_loops.append(stmt)
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.for_loops.pop()
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
         elif t is ast.With or t is ast.AsyncWith:
             grad_off = 0
@@ -608,10 +613,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
             info.hydra_config_path = hydra_path if hydra_path is not None else ""
             info.hydra_config_name = hydra_name
         # walk the body in its own scope
-        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources)
+        saved = (self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources, self.for_loops)
         self.rng_local = 0  # (a function's body runs when it is called, not in the block it is defined in)
         self.local_sources = frozenset()
         self.guards = []
+        self.for_loops = []
         self.prefix = prefix
         self.scope = qual
         self.func = info
@@ -637,7 +643,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if made is not None and all(m == MADE_UNKNOWN for m in made):
             del self.info.extra[RETURNS_MADE][qual]  # (nothing it returns is known: as if none)
         self.r.pop()
-        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources = saved
+        self.scope, self.stmt_node, self.func, self.class_stack, self.no_grad, self.optimizer_names, self.prefix, self.call_results, self.guards, self.local_values, self.rng_local, self.local_sources, self.for_loops = saved
         self.outer_values = saved_outer
 
     def _visit_class(self, node: ast.ClassDef) -> None:

@@ -329,6 +329,9 @@ RETURNS_MADE = "returns_made"
 # ... with this entry where a return gives an object whose maker the scope does not show (the
 # list is then not all the function may return)
 MADE_UNKNOWN = "?"
+# ... with this one where a class method returns an instance of the class it is called on
+# (`return cls(items)` in a `@classmethod`): `ClipDataset.from_manifest(p)` gives a `ClipDataset`
+MADE_CLS = "@cls"
 CORE_SUMMARIES[RETURNS_MADE] = lambda info: info.extra.get(RETURNS_MADE, {})
 # ModuleInfo.extra key: objects built into a container under a literal key (`postprocessors["aux"]
 # = AuxUpsample()`): (container name, key, the building callee), for calls of the item

@@ -14,7 +14,7 @@ from repro_lint.facts.families.frameworks import FACTORY
 from repro_lint.index import hydra_configs
 from repro_lint.index.effects import Effects, FunctionEffects
 from repro_lint.facts.matchers import Matchers
-from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REF_REGISTERED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, TYPING_SCOPE, FunctionInfo, ModuleInfo
+from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MADE_CLS, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, NAME_REF, REF_HANDED, REF_REGISTERED, REGISTRIES, RETURNED, RETURNS, RETURNS_MADE, STAR_IMPORTS, STORED_MADE, TYPING_SCOPE, FunctionInfo, ModuleInfo
 from repro_lint.index.scope_walk import ScopeRef, ScopeWalk
 
 _NO_SCOPES: frozenset = frozenset()
@@ -569,7 +569,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
             mod, scope = self.scope_of(key)
             minfo = self.modules[mod]
             for made in minfo.summary(RETURNS_MADE).get(scope, ()):
-                if made != MADE_UNKNOWN and depth < self._REEXPORT_DEPTH:
+                if made == MADE_CLS:
+                    # (on a class the caller names: `ClipDataset.from_manifest(p)`; else not known)
+                    cls = self.class_key(qual.rpartition(".")[0], info) if "." in qual else None
+                    if cls is not None:
+                        known = True
+                        out.extend(self.own_method(cls, method))
+                elif made != MADE_UNKNOWN and depth < self._REEXPORT_DEPTH:
                     known = True
                     out.extend(self._instance_method(made, method, minfo, depth + 1))
         if not known and method in self.by_name and method not in self.m.library_methods and method not in self.m.instance_methods:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator, Optional
 
-from repro_lint.facts.model import INSTANCE, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, SELF_CALL, SUPER_CALL, is_reference
+from repro_lint.facts.model import INSTANCE, MADE_CLS, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, SELF_CALL, SUPER_CALL, is_reference
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro_lint.index.program import Program
@@ -172,6 +172,12 @@ def made_classes(index: "ProjectIndex", qual: str, info, depth: int = 0) -> Opti
         if not made or MADE_UNKNOWN in made:
             return None
         for q in made:
+            if q == MADE_CLS:  # `return cls(...)`: the class the caller names, if it names one
+                cls = index.class_key(qual.rpartition(".")[0], info) if "." in qual else None
+                if cls is None:
+                    return None
+                out.append(cls)
+                continue
             sub = made_classes(index, q, minfo, depth + 1)
             if sub is None:
                 return None

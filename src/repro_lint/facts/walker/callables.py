@@ -11,7 +11,7 @@ import ast
 from sys import intern
 from typing import Optional
 
-from repro_lint.facts.model import INSTANCE, MADE_UNKNOWN, REGISTRIES, RETURNS, RETURNS_MADE
+from repro_lint.facts.model import INSTANCE, MADE_CLS, MADE_UNKNOWN, REGISTRIES, RETURNS, RETURNS_MADE
 
 _Name = ast.Name
 _Attribute = ast.Attribute
@@ -82,8 +82,16 @@ class CallableValues:
                 self._returned_made(value.orelse, depth - 1)  # type: ignore[attr-defined]
                 return
             value = None  # (not followed further: what it gives is not known)
-        made = self._receiver(value) if value is not None else None  # type: ignore[attr-defined]
-        qual = made[len(INSTANCE):] if made is not None and made.startswith(INSTANCE) else MADE_UNKNOWN
+        fn = self.func
+        if (
+            type(value) is ast.Call and type(value.func) is _Name and fn is not None and fn.class_name is not None  # type: ignore[attr-defined]
+            and fn.params and value.func.id == fn.params[0]  # type: ignore[attr-defined]
+            and _is_classmethod(self.func_node)  # type: ignore[attr-defined]
+        ):
+            qual = MADE_CLS  # `return cls(...)`: an instance of the class the method is called on
+        else:
+            made = self._receiver(value) if value is not None else None  # type: ignore[attr-defined]
+            qual = made[len(INSTANCE):] if made is not None and made.startswith(INSTANCE) else MADE_UNKNOWN
         returns = self.info.extra.setdefault(RETURNS_MADE, {}).setdefault(self.scope, [])
         if qual not in returns:
             returns.append(intern(qual))
@@ -95,3 +103,9 @@ class CallableValues:
             returns = self.info.extra.setdefault(RETURNS, {}).setdefault(self.scope, [])
             if qual not in returns:
                 returns.append(intern(qual))
+
+
+def _is_classmethod(node: Optional[ast.AST]) -> bool:
+    """Whether a function's syntax is decorated `@classmethod` (the builtin's name: the
+    decorators the facts keep are the qualified ones)."""
+    return any(type(d) is ast.Name and d.id == "classmethod" for d in getattr(node, "decorator_list", ()))

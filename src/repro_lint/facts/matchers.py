@@ -165,6 +165,7 @@ class Matchers:
         self.loading_classmethods = frozenset(prog.get("loading-classmethods", ()))
         self.eval_methods = frozenset(prog.get("eval-methods", ()))
         self.exit_calls = frozenset(prog.get("exit-calls", ()))
+        self.request_servers = frozenset(prog.get("request-servers", ()))
         self.worker_callback_keywords = frozenset(prog.get("worker-callback-keywords", ()))
         # methods rules ask about by name, on any object (a library's too)
         self.asked_methods = self.checkpoint_methods | self.eval_methods

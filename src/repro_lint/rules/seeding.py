@@ -16,6 +16,7 @@ from repro_lint.facts.model import INSTANCE, MAIN_SCOPE, MODULE_SCOPE, Event, Mo
 from repro_lint.analysis.context import Context, line_words, location, program_cache, sentences, unfixed
 from repro_lint.analysis.messages import MAX_RELATED, import_bringing, source_label
 from repro_lint.analysis.loaders import worker_only_scopes
+from repro_lint.analysis.serving import SERVES_REQUESTS, why_not_seeded_at_start
 from repro_lint.analysis.torch_target import reseeds_workers
 from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
@@ -32,6 +33,9 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
     framework = _framework_seed_fix(ctx, program, source)
     if framework is not None:
         return framework, ""
+    serving = why_not_seeded_at_start(ctx, program)
+    if serving is not None:
+        return None, serving
     code = catalog.load("rng")["seeding-code"][source]
     order = list(ctx.index.m.sources).index(source) if source in ctx.index.m.sources else len(ctx.index.m.sources)
     place = placement.seeding_place(ctx, program, source)
@@ -199,7 +203,10 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
         via = "" if entry_draws else f" (`{first_api}` in an imported module)"
         message = f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
-        help = sentences(catalog.rule_docs()["RPL101"].help or "", unfixed(why) if fix is None else "")
+        if fix is None and why.startswith(SERVES_REQUESTS):
+            help = sentences(why, "(Not fixed automatically.)")
+        else:
+            help = sentences(catalog.rule_docs()["RPL101"].help or "", unfixed(why) if fix is None else "")
         yield ctx.finding("RPL101", info, where, message, related, fix, help=help)
 
 

@@ -393,6 +393,12 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
             self._visit_assign(stmt)
         elif t is ast.If:
+            test = stmt.test  # type: ignore[attr-defined]
+            if type(test) is _Constant and type(test.value) in (bool, int):  # type: ignore[attr-defined]
+                # `if True:  # args.distributed:` (a switch the author pinned): the other side
+                # never runs, and what it holds is not part of the program
+                self._visit_stmts(stmt.body if test.value else stmt.orelse)  # type: ignore[attr-defined]
+                return
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
             if stmt.body:  # type: ignore[attr-defined]
                 self._isinstance_body(stmt)  # type: ignore[arg-type]

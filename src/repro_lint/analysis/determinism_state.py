@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from repro_lint.analysis.context import Context, program_cache
-from repro_lint.analysis.training import training_of
+from repro_lint.analysis.training import runs_with_gradients, training_of
 from repro_lint.facts.families.determinism import flags
 from repro_lint.facts.families.nondeterministic_ops import table
 from repro_lint.facts.model import Event, ModuleInfo
@@ -185,12 +185,18 @@ def function_intent(ctx: Context, key: str) -> bool:
     return hit
 
 
-def raising_ops(program: Program) -> list[tuple]:
+def raising_ops(ctx: Context, program: Program) -> list[tuple]:
     """Calls the program reaches of operations that raise under
-    `torch.use_deterministic_algorithms(True)` on CUDA: (module info, event, api)."""
+    `torch.use_deterministic_algorithms(True)` on CUDA: (module info, event, api). One that
+    raises only in its backward pass counts only where gradients flow during the training (a
+    bicubic `interpolate` of a checkpoint's tensor at load time never raises)."""
     t = table()
     out = []
-    for info, _, ev in program.events("ndop"):
-        if any(t.by_id[i]["with-deterministic-algorithms"] == "raises" for i in ev.data["ops"] if i in t.by_id):
-            out.append((info, ev, ev.data["api"]))
+    for info, scope, ev in program.events("ndop"):
+        raising = [t.by_id[i] for i in ev.data["ops"] if i in t.by_id and t.by_id[i]["with-deterministic-algorithms"] == "raises"]
+        if not raising:
+            continue
+        if all(op["backward-only"] for op in raising) and not runs_with_gradients(ctx, program, info, scope, ev.line, ev.data["api"] not in t.modules):
+            continue
+        out.append((info, ev, ev.data["api"]))
     return out

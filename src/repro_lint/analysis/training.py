@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from repro_lint.core import catalog
+from repro_lint.index.grad_reach import grad_scopes
 from repro_lint.index.project_index import ProjectIndex
 from repro_lint.index.program import Program
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
@@ -283,6 +284,16 @@ def training_of(ctx: Context, program: Program) -> Training:
     if hit is None:
         hit = _CACHE[program] = _analyse(ctx, program)
     return hit
+
+
+def runs_with_gradients(ctx: Context, program: Program, info: ModuleInfo, scope: str, line: int, runs_here: bool = True) -> bool:
+    """Whether gradients can flow where `scope` runs in the program (what an operation that is
+    nondeterministic, or raises, only in its backward pass needs), and, for an operation that
+    runs where it is written (`runs_here`: not a module built there to run later), it runs
+    during the training, not only before it starts."""
+    if (info.module, scope) not in grad_scopes(ctx.index, program):
+        return False
+    return not runs_here or not training_of(ctx, program).before_training(program, info, scope, line)
 
 
 def trains(ctx: Context, key: str) -> bool:

@@ -132,7 +132,7 @@ def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool =
     if not lightning:
         return _keyword_fix(ctx, program, st, CUDNN_DETERMINISTIC if cudnn_only else ALGORITHMS)
     trainer = flags()["trainer"]
-    raising = raising_ops(program)
+    raising = raising_ops(ctx, program)
     warn = cudnn_only or _warn_only(ctx) or bool(raising)
     value = f'"{trainer["warn-only-value"]}"' if warn else "True"
     ev = lightning[0][2]
@@ -149,7 +149,7 @@ def _keyword_too_new(ctx: Context, program: Program, ev: Event) -> bool:
 
 def _keyword_fix(ctx: Context, program: Program, st: State, setting: str) -> Optional[Fix]:
     candidates = [occ for occ in st.switchable if setting in occ[2].data["sets"] and not _keyword_too_new(ctx, program, occ[2])]
-    if not candidates or raising_ops(program):
+    if not candidates or raising_ops(ctx, program):
         return None
     # the switch that covers the most (`full_determinism` over `set_seed(deterministic=)`)
     info, _, ev = max(candidates, key=lambda occ: len(occ[2].data["sets"]))
@@ -394,7 +394,7 @@ def _algorithms_fix(ctx: Context, program: Program, st: State, place: placement.
     when the cuDNN flag is set from one; `warn_only=True` (and a safe fix) when the
     configuration asks for it or the program reaches operations that would raise. Why there
     is none when the targeted torch lacks what it would insert."""
-    raising = raising_ops(program)
+    raising = raising_ops(ctx, program)
     # what classes built by name run is not seen: an operation there may raise
     unseen = by_name.built_by_name_words(ctx, program)
     warn = _warn_only(ctx) or bool(raising) or bool(unseen)

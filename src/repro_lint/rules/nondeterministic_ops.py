@@ -10,10 +10,9 @@ from typing import Iterable, Optional
 
 from repro_lint.analysis.context import Context, location, sentences
 from repro_lint.analysis.determinism_state import state_of
-from repro_lint.analysis.training import training_of
+from repro_lint.analysis.training import runs_with_gradients
 from repro_lint.core.findings import Finding, Related
 from repro_lint.facts.families.nondeterministic_ops import WRAPPERS, table
-from repro_lint.index.grad_reach import grad_scopes
 from repro_lint.index.program import Program
 from repro_lint.rules.registry import rule
 
@@ -86,12 +85,7 @@ def nondeterministic_op(ctx: Context, program: Program) -> Iterable[Finding]:
     index = ctx.index
 
     def gradients(info, scope, line: int, runs_here: bool = True) -> bool:
-        """Whether gradients can flow where `scope` runs (backward-only entries need them),
-        and, for an operation that runs where it is written (`runs_here`: not a module built
-        there to run later), it runs during the training, not only before it starts."""
-        if (info.module, scope) not in grad_scopes(index, program):
-            return False
-        return not runs_here or not training_of(ctx, program).before_training(program, info, scope, line)
+        return runs_with_gradients(ctx, program, info, scope, line, runs_here)
 
     for info, scope, ev in program.events("ndop"):
         if ev.data["api"].startswith("Tensor.") and not _holds_tensors(ctx, info):

@@ -10,15 +10,16 @@ block, and the names each scope binds (for reusing import aliases safely).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from repro_lint.fix.positions import SourcePositions, Unpaired
+from repro_lint.fix.scopes import Binding, FunctionFacts, Pos
 
-Pos = tuple[int, int]
+__all__ = ["Binding", "BodyStatement", "FunctionFacts", "Layout", "Pos"]
 
 
 @dataclass
@@ -30,26 +31,6 @@ class BodyStatement:
     end: Pos
     function: Optional[str]  # innermost enclosing function (None at module level / class body)
     top: int  # index of the module-level statement that holds it
-
-
-@dataclass
-class Binding:
-    name: str
-    kind: str  # "import" (import X [as A]), "import-sub" (import X.y binds X), "from" (from P import N [as A]),
-    # "typing" (an import under `if TYPE_CHECKING:`), "other"
-    module: Optional[str]  # what an import binds: X, or P.N for a from-import
-    line: int
-    top: int  # module-level statement index (module bindings)
-    in_main: bool = False
-
-
-@dataclass
-class FunctionFacts:
-    node: cst.FunctionDef
-    qual: str
-    parents: tuple  # enclosing function quals, innermost first
-    bindings: dict = field(default_factory=dict)  # name -> [Binding]
-    globals: set = field(default_factory=set)
 
 
 def _positions(module: cst.Module) -> dict:

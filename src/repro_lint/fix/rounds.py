@@ -35,6 +35,7 @@ from repro_lint.check.api import check_facts, extract_source, programs_reaching,
 from repro_lint.check.report import Report
 from repro_lint.check.select import select
 from repro_lint.core.findings import Finding
+from repro_lint.fix import line_inserts
 from repro_lint.fix.apply import FixError, Planner
 from repro_lint.core.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
@@ -243,14 +244,17 @@ class _Engine:
 
     # -- rounds ----------------------------------------------------------------------------
     def apply(self, f: _File, text: str, findings: list) -> str:
-        planner = Planner(text, str(self.cfg.seed), self.project_roots, self.settings["aliases"], style_for(f.src.path, self.root))
-        for x in findings:
-            # (of a fix that edits several files, only this file's edits: a finding that a
-            # round's re-check reveals can carry edits of another file, which are not made here)
-            parts = dict(_parts(x))
-            part = parts.get(f.display)
-            if part is None:
-                continue
+        # (of a fix that edits several files, only this file's edits: a finding that a
+        # round's re-check reveals can carry edits of another file, which are not made here)
+        parts = [p for p in (dict(_parts(x)).get(f.display) for x in findings) if p is not None]
+        style = style_for(f.src.path, self.root)
+        seed = str(self.cfg.seed)
+        # insertions of lines are placed on the text; the other edits need libcst's tree
+        placed = line_inserts.plan(text, seed, self.project_roots, self.settings["aliases"], style, [(p.fix, p.code) for p in parts])
+        if placed is not None:
+            return placed
+        planner = Planner(text, seed, self.project_roots, self.settings["aliases"], style)
+        for part in parts:
             try:
                 planner.add(part.fix, part.code)
             except FixError as exc:

@@ -40,7 +40,7 @@ from repro_lint.fix.style import Style
 
 SEED_NAME = "SEED"
 _PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
-_ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
+ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 # an expression that binds tighter than `+`: a name, attribute, call or subscript (no spaces)
 _OPERAND = re.compile(r"[\w.]+(\([^()\s]*\)|\[[^\[\]\s]*\])*")
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
@@ -197,7 +197,7 @@ class Planner:
             tail = match.group(4)
             if match.group(1) == "seed":
                 expr = self._seed(spec, ctx)
-                root = _ROOT_NAME.match(expr)
+                root = ROOT_NAME.match(expr)
                 if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
                     raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
                 return expr + tail
@@ -350,7 +350,7 @@ class Planner:
             index = self.import_end
             if "{seed}" in edit.code:
                 # code that uses a module constant assigned below the imports goes after it
-                root = _ROOT_NAME.match(self._seed(spec, Context((), 0, index, True)))
+                root = ROOT_NAME.match(self._seed(spec, Context((), 0, index, True)))
                 at = self._assigned_at(root.group(0)) if root else None
                 if at is not None and at >= index and not self._defined_before(root.group(0), index):
                     index = at + 1

@@ -123,6 +123,18 @@ class AstLayout:
         return self.lines[n - 1] if 0 < n <= len(self.lines) else ""
 
 
+def is_suite(layout: AstLayout, body: list) -> bool:
+    """Whether a body is a one-line suite (`if x: y = 1`): its first statement does not
+    start its line."""
+    first = body[0]
+    return bool(layout.line_text(first.lineno).encode("utf-8")[: first.col_offset].strip())
+
+
+def statement_lines(layout: AstLayout, body: list) -> list:
+    """The statements of a block grouped as libcst holds them (`Line`s)."""
+    return _Walk(layout).lines_of(body)
+
+
 def _neg(pos: Pos) -> Pos:
     return (-pos[0], -pos[1])
 
@@ -175,10 +187,7 @@ class _Walk:
         return (first.lineno, col(first.lineno, first.col_offset)), (end_line, col(end_line, end_col))  # type: ignore[attr-defined]
 
     def is_suite(self, body: list) -> bool:
-        """Whether a body is a one-line suite (`if x: y = 1`): its first statement does not
-        start its line."""
-        first = body[0]
-        return bool(self.layout.line_text(first.lineno).encode("utf-8")[: first.col_offset].strip())
+        return is_suite(self.layout, body)
 
     def lines_of(self, body: list) -> list:
         """The statements of a block grouped as libcst holds them."""

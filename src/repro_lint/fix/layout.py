@@ -453,7 +453,7 @@ def _is_import_block(stmt: cst.CSTNode) -> bool:
     return all(is_import_line(s) for s in stmt.body.body)
 
 
-_SETUP_CALLS = (
+SETUP_CALLS = (
     "warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv",
     # display settings (plot styles, print options)
     "sns.set", "seaborn.set", "plt.style.use", "plt.rc", "matplotlib.rc", "np.set_printoptions", "numpy.set_printoptions",
@@ -471,7 +471,7 @@ def _is_setup_statement(stmt: cst.CSTNode) -> bool:
         if isinstance(small, cst.Assert):
             continue
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if not dotted(small.value.func).startswith(_SETUP_CALLS):
+            if not dotted(small.value.func).startswith(SETUP_CALLS):
                 return False
         elif isinstance(small, cst.Assign):
             for target in small.targets:
@@ -485,7 +485,7 @@ def _is_setup_statement(stmt: cst.CSTNode) -> bool:
                     isinstance(node, (cst.Name, cst.Attribute))
                     and (
                         isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
-                        or isinstance(small.value, cst.Call) and dotted(small.value.func).startswith(_SETUP_CALLS)
+                        or isinstance(small.value, cst.Call) and dotted(small.value.func).startswith(SETUP_CALLS)
                     )
                 ):
                     return False

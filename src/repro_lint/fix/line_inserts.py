@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from repro_lint.core.edits import InsertStatements, SeedSpec
-from repro_lint.fix.apply import SEED_NAME, FixError, Planner
+from repro_lint.fix.apply import ROOT_NAME, SEED_NAME, FixError, Planner
+from repro_lint.fix.ast_import_block import import_block
 from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported
 from repro_lint.fix.imports import LOCAL, PROJECT, Context, Imports
 from repro_lint.fix.style import Style
@@ -26,11 +27,16 @@ from repro_lint.fix.style import Style
 _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Assert)
 
 
+_CONSTANT, _STATEMENTS = 1, 3  # (`apply`'s groups: what goes first at one point)
+
+
 @dataclass
 class _Lines:
+    group: int
     order: int
     seq: int
     codes: list  # the statements, one line each, without indentation or line end
+    style: str  # "section" (below the imports) or "plain"
 
 
 class _KnownImports(Imports):
@@ -58,6 +64,8 @@ class LinePlanner(Planner):
         self.keys: set = set()
         self.seen_edits: set = set()
         self.seq = 0
+        self.seed_constant: Optional[str] = None
+        self.import_end = import_block(self.layout)[1]
 
     # -- what `Planner` does on libcst, for the edits handled here --------------------------
     def _statement_context(self, st: Statement, after: bool) -> Context:  # type: ignore[override]
@@ -73,7 +81,14 @@ class LinePlanner(Planner):
             return spec.expr
         if [b for b in self.layout.module_bindings.get(SEED_NAME, ()) if not b.in_main]:
             return SEED_NAME
-        raise Unsupported("the seed constant")
+        if self.seed_constant is None:
+            self.seed_constant = spec.value
+            codes = _one_line_statements(f"{SEED_NAME} = {spec.value}\n")
+            self._add_lines(self.layout.module, self.import_end, _Lines(_CONSTANT, 0, self._next(), codes, "section"))  # type: ignore[arg-type]
+        return SEED_NAME
+
+    def _add_lines(self, block: Block, index: int, item: _Lines) -> None:
+        self.points.setdefault((id(block), index), (block, index, []))[2].append(item)
 
     def _insert(self, edit: InsertStatements, spec, code: str) -> None:
         if edit.key:
@@ -83,6 +98,7 @@ class LinePlanner(Planner):
         if edit.guard:
             raise Unsupported("a guard")
         layout: AstLayout = self.layout  # type: ignore[assignment]
+        style = "plain"
         if edit.where == "after" and edit.anchor is not None:
             st = layout.statement_at(edit.anchor)
             if st is None or not st.node.simple or st.node.is_import:
@@ -90,6 +106,15 @@ class LinePlanner(Planner):
             block, index, ctx = st.block, st.index + 1, self._statement_context(st, True)
         elif edit.where == "main-start" and layout.main_block is not None:
             block, index, ctx = layout.main_block, 0, Context((), 0, layout.main_index, False)
+        elif edit.where == "after-imports":
+            index = self.import_end
+            if "{seed}" in edit.code:
+                # (as `Planner._insert`: code that uses a module constant assigned below the imports goes after it)
+                root = ROOT_NAME.match(self._seed(spec, Context((), 0, index, True)))
+                at = self._assigned_at(root.group(0)) if root else None
+                if at is not None and at >= index and not self._defined_before(root.group(0), index):
+                    index = at + 1
+            block, ctx, style = layout.module, self._module_level(index), "section"
         else:
             raise Unsupported(edit.where)
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
@@ -103,8 +128,7 @@ class LinePlanner(Planner):
         point = self.points.get((id(block), index))
         if not edit.key and point is not None and any(item.codes == codes for item in point[2]):
             return
-        self.seq += 1
-        self.points.setdefault((id(block), index), (block, index, []))[2].append(_Lines(edit.order, self.seq, codes))
+        self._add_lines(block, index, _Lines(_STATEMENTS, edit.order, self._next(), codes, style))
 
     def _already_in(self, block: Block, codes: list) -> bool:
         """`Planner._already_there` for one-line simple statements."""
@@ -130,12 +154,13 @@ class LinePlanner(Planner):
         newline = match.group(0) if match else "\n"
         inserts = []
         for block, index, items in self.points.values():
-            nxt = block.lines[index] if index < len(block.lines) else None
             at = self._line_after(block, index)
-            codes = [c for item in sorted(items, key=lambda i: (i.order, i.seq)) for c in item.codes]
+            blanks, codes = self._assembled(block, index, sorted(items, key=lambda i: (i.group, i.order, i.seq)))
+            nxt = block.lines[index] if index < len(block.lines) else None
             if nxt is not None:
-                self._check_next(block, nxt, at, codes)
-            inserts.append((layout.starts[at], "".join(block.indent + c + newline for c in codes)))
+                self._check_next(block, index, nxt, at, codes, blanks[0])
+            text = "".join(newline * blank + block.indent + code + newline for blank, code in zip(blanks, codes))
+            inserts.append((layout.starts[at], text))
         out = []
         pos = 0
         for offset, text in sorted(inserts, key=lambda x: x[0]):
@@ -145,12 +170,43 @@ class LinePlanner(Planner):
         out.append(layout.text[pos:])
         return "".join(out)
 
+    def _assembled(self, block: Block, index: int, items: list) -> tuple[list, list]:
+        """The blank lines above each inserted line, and the lines: `_Transformer._assemble`
+        for one-line simple statements."""
+        prev = block.lines[index - 1] if index > 0 else None
+        if block.module and prev is not None and prev.is_def:
+            raise Unsupported("a statement after a definition")
+        blanks: list = []
+        codes: list = []
+        prev_group = None
+        for item in items:
+            for j, code in enumerate(item.codes):
+                if not codes and item.style == "section" and prev is not None:
+                    lines_after = self.style.lines_after_imports
+                    blank = (lines_after if lines_after >= 0 else 1) if prev.is_import else 1
+                elif codes and j == 0 and block.module and prev_group == _CONSTANT and item.group != _CONSTANT:
+                    blank = 1  # `SEED = 0`, then a blank line, then what uses it
+                else:
+                    blank = 0
+                blanks.append(blank)
+                codes.append(code)
+            prev_group = item.group
+        return blanks, codes
+
     def _line_after(self, block: Block, index: int) -> int:
-        """The 0-based line where statements inserted at `index` of `block` go: below the
-        statement before them, or below the block's header."""
+        """The 1-based line below which statements inserted at `index` of `block` go: the
+        statement before them, or the block's header."""
         layout: AstLayout = self.layout  # type: ignore[assignment]
         if index > 0:
-            return block.lines[index - 1].end[0]
+            prev = block.lines[index - 1]
+            if not prev.simple:
+                # (the lines below a block are its own or the next statement's, as their indentation says)
+                nxt = block.lines[index] if index < len(block.lines) else None
+                if nxt is None or _first_line(nxt) != prev.end[0] + 1:
+                    raise Unsupported("lines below a block")
+            return prev.end[0]
+        if block.module:
+            raise Unsupported("the start of the module")
         line = block.lines[0].start[0] - 1  # (the block's first statement's own lines stay below)
         while line > block.header_line and _blank_or_comment(layout.line_text(line)):
             line -= 1
@@ -158,13 +214,21 @@ class LinePlanner(Planner):
             raise Unsupported("a header of several lines")
         return line
 
-    def _check_next(self, block: Block, nxt, at: int, codes: list) -> None:
-        """Raise where `Planner` would change the next statement's lines: two blank lines
-        before a definition, a commented-out copy of an inserted line dropped."""
+    def _check_next(self, block: Block, index: int, nxt, at: int, codes: list, first_blank: int) -> None:
+        """Raise where `Planner` would change the next statement's lines: blank lines before
+        a definition or below the imports, a commented-out copy of an inserted line dropped."""
         layout: AstLayout = self.layout  # type: ignore[assignment]
         leading = [layout.line_text(n) for n in range(at + 1, _first_line(nxt))]
-        if block.module and nxt.is_def and (not leading or leading[0].lstrip(" \t").startswith("#")):
+        blank = 0
+        for line in leading:
+            if line.strip(" \t\f\r\n"):
+                break
+            blank += 1
+        if block.module and nxt.is_def and blank == 0:
             raise Unsupported("blank lines before a definition")
+        prev = block.lines[index - 1] if index > 0 else None
+        if block.module and index == self.import_end and prev is not None and prev.is_import and 1 < blank <= first_blank:
+            raise Unsupported("blank lines below the imports")
         texts = {c.strip() for c in codes}
         for line in leading:
             stripped = line.strip()

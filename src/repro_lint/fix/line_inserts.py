@@ -1,16 +1,16 @@
 """Fixes that only insert lines of simple statements, placed from `ast` on the text.
 
-Most fixes insert a few one-line statements after a statement or at the start of the
-`__main__` block, naming modules the file already imports. `apply.Planner` does that on a
-libcst tree, whose parse was most of a fix's cost. `LinePlanner` is the same planner (the
-same templates, the same checks for code already there, the same order of what goes at one
-point) on `ast_layout.AstLayout`: where libcst's writing of such an insertion is the inserted
-lines, at the block's indentation, in the file's line ending, right below the statement
-before them, it writes them so. Anything else (a new import, the `SEED` constant, an edit of
-an expression, blank lines the layout rules would change, a commented-out copy to drop) makes
-`plan` answer None, and the caller uses `Planner`.
+Most fixes insert a few one-line statements after a statement, at the start of the
+`__main__` block or below the imports (with the `SEED` constant), naming modules the file
+already imports. `apply.Planner` does that on a libcst tree, whose parse was most of a fix's
+cost. `LinePlanner` is the same planner (the same templates, the same checks for code already
+there, the same order and blank lines of what goes at one point) on `ast_layout.AstLayout`:
+where libcst writes such an insertion as the inserted lines, at the block's indentation, in
+the file's line ending, right below the statement before them, it writes them so. Anything
+else (a new import, an edit of an expression, a line to wrap, blank lines the layout rules
+would change in the next statement, a commented-out copy to drop) makes `plan` answer None,
+and the caller uses `Planner`.
 """
-
 from __future__ import annotations
 
 import ast

@@ -44,6 +44,18 @@ class State:
     # framework calls whose determinism keyword is left out (`TrainingArguments(...)` without
     # `full_determinism=`), where the process that trains makes them: where fixes switch it
     switchable: list = field(default_factory=list)
+    # framework configuration classes read from the command line (`HfArgumentParser(
+    # TrainingArguments)`): their switch is an option of the run (`--full_determinism true`)
+    parsed: list = field(default_factory=list)
+
+    def parsed_switch(self, setting: str) -> tuple[str, str]:
+        """For a program whose framework configuration comes from the command line, the class
+        and the keyword of the option that turns `setting` on (`TrainingArguments`,
+        `full_determinism`); ("", "") for none."""
+        for _, _, ev in self.parsed:
+            if setting in ev.data["sets"]:
+                return ev.data["api"].rpartition(".")[2], ev.data["keyword"]
+        return "", ""
 
     def algorithms_mode(self) -> str:
         """"on", "warn" (every switch that turns them on has warn_only=True) or "off"."""
@@ -95,10 +107,13 @@ def _compute(ctx: Context, program: Program) -> State:
             for name in names:
                 st.wrong.setdefault(name, []).append(occ)
 
-    for info, scope, ev in program.events("flag", "switch", "trainer", "env", "switchable"):
+    for info, scope, ev in program.events("flag", "switch", "trainer", "env", "switchable", "parsedswitch"):
         occ = (info, scope, ev)
         data = ev.data
-        if ev.kind == "switchable":
+        if ev.kind == "parsedswitch":
+            if not info.is_test:
+                st.parsed.append(occ)
+        elif ev.kind == "switchable":
             if training().no_effect(info, scope, ev) is None and not info.is_test:
                 st.switchable.append(occ)
         elif ev.kind == "flag":

@@ -140,6 +140,19 @@ def _framework_fix(ctx: Context, program: Program, st: State, cudnn_only: bool =
     return Fix(f"pass {trainer['keyword']}={value} to the Trainer{_raising_words(raising)}", "safe" if warn else "unsafe", (edit,))
 
 
+def _parsed_words(st: State, setting: str) -> str:
+    """Why plain flags are not inserted where the program reads its framework configuration
+    from the command line: its switch is an option of the run (spec, "Fixes" 6 and 10)."""
+    cls, keyword = st.parsed_switch(setting)
+    if not cls:
+        return ""
+    return (
+        f"the program reads its `{cls}` from the command line: run it with `--{keyword} true` (or `{keyword}: true` "
+        "in the configuration file it reads), the framework's own switch, which also sets the cuDNN flags and the "
+        "cuBLAS workspace"
+    )
+
+
 def _keyword_too_new(ctx: Context, program: Program, ev: Event) -> bool:
     """Whether a release the project declares lacks the framework keyword (`set_seed(...,
     deterministic=True)` is in accelerate from 0.29): the fix then uses plain calls."""
@@ -189,9 +202,9 @@ def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
         )
     if CUDNN_DETERMINISTIC in st.covered or wrong:
         return
-    fix = _framework_fix(ctx, program, st, cudnn_only=True)
-    why_not = ""
-    if fix is None:
+    why_not = _parsed_words(st, CUDNN_DETERMINISTIC)
+    fix = None if why_not else _framework_fix(ctx, program, st, cudnn_only=True)
+    if fix is None and not why_not:
         place = flag_placement.flags_place(ctx, program)
         if isinstance(place, str):
             why_not = place
@@ -345,9 +358,10 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
         )
     if ALGORITHMS in st.covered or wrong or st.trainers_off:
         return
-    fix = _framework_fix(ctx, program, st)
-    why_not = ""
-    if fix is None:
+    # (the run's own option first: a keyword or flag added in code would bypass it)
+    why_not = _parsed_words(st, ALGORITHMS)
+    fix = None if why_not else _framework_fix(ctx, program, st)
+    if fix is None and not why_not:
         place = flag_placement.flags_place(ctx, program, after_flags=True)
         made = place if isinstance(place, str) else _algorithms_fix(ctx, program, st, place)
         if isinstance(made, str):

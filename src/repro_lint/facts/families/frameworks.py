@@ -159,6 +159,32 @@ def _keyword_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]
 
 
 @functools.lru_cache(maxsize=1)
+def _config_parsers() -> frozenset:
+    return frozenset(catalog.load("frameworks").get("config-parsers", {}).get("calls", ()))
+
+
+def _parsed_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str]) -> None:
+    """`HfArgumentParser((ModelArguments, TrainingArguments))`: the classes it is given come
+    from the command line, and so do their keyword switches (`--full_determinism true`)."""
+    if qual is None or qual not in _config_parsers():
+        return
+    switches = keyword_switches()
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        for part in ast.walk(arg):
+            if type(part) is not ast.Name and type(part) is not ast.Attribute:
+                continue
+            cls = ex.r.qualify(part)
+            for entry in switches.get(cls, ()) if cls else ():
+                if entry.get("fix") == "add":
+                    ex.add("parsedswitch", node, api=cls, keyword=entry["keyword"], sets=tuple(entry["sets"]), framework=entry["framework"])
+
+
+@functools.lru_cache(maxsize=1)
+def _parser_names() -> frozenset:
+    return frozenset(q.rpartition(".")[2] for q in _config_parsers())
+
+
+@functools.lru_cache(maxsize=1)
 def _runner_names() -> frozenset:
     return frozenset(m for r in catalog.load("frameworks")["runners"] for m in r["methods"])  # the keys
 
@@ -181,10 +207,10 @@ def _by_name_names() -> frozenset:
 
 FAMILY = Family(
     order=20,
-    call_hooks=(_runner_call, _factory_call, _keyword_switch, _by_name_call, _by_name_subscript),
+    call_hooks=(_runner_call, _factory_call, _keyword_switch, _parsed_switch, _by_name_call, _by_name_subscript),
     call_names={
         _runner_call: _runner_names, _factory_call: _factory_names, _keyword_switch: _switch_names,
-        _by_name_call: _by_name_names,
+        _parsed_switch: _parser_names, _by_name_call: _by_name_names,
     },
     summaries={FACTORY: lambda info: bool(info.extra.get(FACTORY)), BY_NAME: lambda info: bool(info.extra.get(BY_NAME))},
 )

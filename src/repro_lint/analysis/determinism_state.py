@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from repro_lint.analysis.context import Context, program_cache
 from repro_lint.analysis.training import runs_with_gradients, training_of
 from repro_lint.facts.families.determinism import flags
+from repro_lint.facts.families.frameworks import keyword_switches
 from repro_lint.facts.families.nondeterministic_ops import table
 from repro_lint.facts.model import Event, ModuleInfo
 from repro_lint.index.program import Program
@@ -52,9 +53,9 @@ class State:
         """For a program whose framework configuration comes from the command line, the class
         and the keyword of the option that turns `setting` on (`TrainingArguments`,
         `full_determinism`); ("", "") for none."""
-        for _, _, ev in self.parsed:
-            if setting in ev.data["sets"]:
-                return ev.data["api"].rpartition(".")[2], ev.data["keyword"]
+        for cls, keyword, sets in self.parsed:
+            if setting in sets:
+                return cls, keyword
         return "", ""
 
     def algorithms_mode(self) -> str:
@@ -112,7 +113,7 @@ def _compute(ctx: Context, program: Program) -> State:
         data = ev.data
         if ev.kind == "parsedswitch":
             if not info.is_test:
-                st.parsed.append(occ)
+                st.parsed.extend(_parsed_switches(ctx, program, info, ev))
         elif ev.kind == "switchable":
             if training().no_effect(info, scope, ev) is None and not info.is_test:
                 st.switchable.append(occ)
@@ -198,6 +199,31 @@ def function_intent(ctx: Context, key: str) -> bool:
                 break
         cache[key] = hit
     return hit
+
+
+def _parsed_switches(ctx: Context, program: Program, info: ModuleInfo, ev: Event) -> list[tuple]:
+    """The keyword switches of a configuration class a parser reads from the command line
+    (the class's own, or a base's for a project subclass: `class SFTConfig(trl.SFTConfig)`),
+    as (class name, keyword, settings), where the program runs the framework that reads them
+    (a `Trainer` it trains: `HfArgumentParser(TrainingArguments)` before a loop of its own
+    switches nothing)."""
+    switches = keyword_switches()
+    index = ctx.index
+    cls = ev.data["api"]
+    if ev.data["project"]:
+        key = index.class_key(cls, info)
+        bases = index.class_bases(key) if key is not None else ()
+    else:
+        bases = (cls,)
+    out = []
+    for base in bases:
+        for entry in switches.get(base, ()):
+            if entry.get("fix") != "add":
+                continue
+            framework = entry["framework"]
+            if any(run.data.get("framework") == framework for _, _, run in program.events("runner")):
+                out.append((cls.rpartition(".")[2], entry["keyword"], tuple(entry["sets"])))
+    return out
 
 
 def raising_ops(ctx: Context, program: Program) -> list[tuple]:

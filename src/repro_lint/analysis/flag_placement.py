@@ -21,6 +21,7 @@ from repro_lint.analysis.placement import (
     Placed,
     at_start,
     in_entry,
+    in_shared_package,
     is_library,
     seeding_block_end,
     seeding_place,
@@ -182,7 +183,7 @@ def flags_place(ctx: Context, program: Program, after_flags: bool = False) -> Pl
     noting the user's switch when one of them sets `cudnn.deterministic` from a variable."""
     place = _FLAGS_PLACES.get(program)
     if place is None:  # RPL401 and RPL403 both ask
-        place = _FLAGS_PLACES[program] = in_entry(program, _flags_place(ctx, program))
+        place = _FLAGS_PLACES[program] = in_shared_package(ctx, program, in_entry(program, _flags_place(ctx, program)))
     if after_flags:
         user = _user_cudnn_flag(ctx, program)
         if user is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from repro_lint.core import catalog
@@ -547,7 +548,7 @@ def _seed_expression(ctx: Context, info: ModuleInfo, item: Item) -> Optional[str
 
 def seeding_place(ctx: Context, program: Program, source: str) -> Placed:
     """Where the seeding call of `source` goes in the program, with the seed it uses."""
-    return in_entry(program, _seeding_place(ctx, program, source))
+    return in_shared_package(ctx, program, in_entry(program, _seeding_place(ctx, program, source)))
 
 
 def _seeding_place(ctx: Context, program: Program, source: str) -> Placed:
@@ -877,6 +878,29 @@ def _seeding_helper(ctx: Context, key: str) -> bool:
 
 
 # -- where determinism flags go -----------------------------------------------------------
+
+def in_shared_package(ctx: Context, program: Program, place: Placed) -> Placed:
+    """A place in a module of the project's installable package (a `src/` layout), not the
+    entry module: what goes there runs in every program that uses the package, the users'
+    own included. The place stays, with a caveat (spec, "Fixes" 9)."""
+    if not isinstance(place, Place) or not place.module or place.module == program.entry.module:
+        return place
+    info = ctx.index.modules.get(place.module)
+    root = ctx.index.root
+    if info is None or root is None or info.module.startswith("src."):
+        return place  # (a `src/` folder that is itself a package is the project's own code)
+    try:
+        parts = Path(info.path).resolve().relative_to(Path(root).resolve()).parts
+    except ValueError:
+        return place
+    if len(parts) < 3 or parts[0] != "src":
+        return place
+    words = (
+        f"the statements go into `{'/'.join(parts)}`, a module of the installable package `{parts[1]}`: every program "
+        "that uses the package, its users' own included, gets them (a setting of the package may be wanted instead)"
+    )
+    return replace(place, caveat=f"{place.caveat}; {words}" if place.caveat else words)
+
 
 def in_entry(program: Program, place: Placed) -> Placed:
     """A place the model worked out without naming its module is in the entry module: said

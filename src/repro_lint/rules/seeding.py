@@ -33,9 +33,6 @@ def seeding_fix(ctx: Context, program: Program, source: str) -> tuple[Optional[F
     framework = _framework_seed_fix(ctx, program, source)
     if framework is not None:
         return framework, ""
-    serving = why_not_seeded_at_start(ctx, program)
-    if serving is not None:
-        return None, serving
     code = catalog.load("rng")["seeding-code"][source]
     order = list(ctx.index.m.sources).index(source) if source in ctx.index.m.sources else len(ctx.index.m.sources)
     place = placement.seeding_place(ctx, program, source)
@@ -181,9 +178,13 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
     if not missing:
         return
     for source in missing:
-        fix, why = seeding_fix(ctx, program, source)
-        if source == "numpy":  # the opt-in `numpy-fix = "generator"`, where the program allows it
-            fix = generator_fix(ctx, program, draws[source]) or fix
+        serving = why_not_seeded_at_start(ctx, program, draws[source])
+        if serving is not None:
+            fix, why = None, serving
+        else:
+            fix, why = seeding_fix(ctx, program, source)
+            if source == "numpy":  # the opt-in `numpy-fix = "generator"`, where the program allows it
+                fix = generator_fix(ctx, program, draws[source]) or fix
         all_draws = sorted(draws[source], key=lambda d: (d[0].path != program.entry.path, d[0].path, d[2].line, d[2].col))
         entry_draws = [d for d in all_draws if d[0] is program.entry]
         if entry_draws:

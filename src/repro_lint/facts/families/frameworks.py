@@ -169,14 +169,21 @@ def _parsed_switch(ex: extractor.Extractor, node: ast.Call, qual: Optional[str])
     if qual is None or qual not in _config_parsers():
         return
     switches = keyword_switches()
+    roots = ex.m.external_roots
     for arg in [*node.args, *(k.value for k in node.keywords)]:
         for part in ast.walk(arg):
             if type(part) is not ast.Name and type(part) is not ast.Attribute:
                 continue
             cls = ex.r.qualify(part)
-            for entry in switches.get(cls, ()) if cls else ():
+            if not cls:
+                continue
+            if cls.split(".", 1)[0] not in roots:
+                # a project class (`class SFTConfig(trl.SFTConfig)`): the index knows its bases
+                ex.add("parsedswitch", node, api=cls, project=True)
+                continue
+            for entry in switches.get(cls, ()):
                 if entry.get("fix") == "add":
-                    ex.add("parsedswitch", node, api=cls, keyword=entry["keyword"], sets=tuple(entry["sets"]), framework=entry["framework"])
+                    ex.add("parsedswitch", node, api=cls, project=False)
 
 
 @functools.lru_cache(maxsize=1)

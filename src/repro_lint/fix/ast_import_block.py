@@ -34,6 +34,24 @@ def import_block(layout: AstLayout) -> tuple[int, int]:
     return first, end
 
 
+def definitions_start(layout: AstLayout, end: int) -> int:
+    """`Layout.definitions_start`: where a new module-level function goes, after the import
+    section (`end`) and the `try:`/`if` blocks importing something that follow it."""
+    lines = layout.module.lines
+    i = end
+    while i < len(lines) and _is_import_shim(layout, lines[i]):
+        i += 1
+    return i
+
+
+def _is_import_shim(layout: AstLayout, line: Line) -> bool:
+    node = line.nodes[0]
+    if line.simple or not isinstance(node, (ast.Try, ast.If)):
+        return False
+    lines = _body_lines(layout, node)
+    return lines is not None and any(inner.is_import for inner in lines)
+
+
 def _is_docstring(line: Line) -> bool:
     node = line.nodes[0]
     if line.simple and isinstance(node, ast.Expr) and isinstance(node.value, ast.JoinedStr):

@@ -83,6 +83,8 @@ class AstLayout:
     main_guard: Optional[ast.If] = None
     main_block: Optional[Block] = None  # the `__main__` block's body (None: a one-line suite)
     main_index: int = -1
+    # the indentation of the first indented block (libcst's default for blocks it writes)
+    first_indent: Optional[str] = None
 
     @classmethod
     def of(cls, text: str) -> "AstLayout":
@@ -121,6 +123,25 @@ class AstLayout:
 
     def line_text(self, n: int) -> str:
         return self.lines[n - 1] if 0 < n <= len(self.lines) else ""
+
+
+def first_line(line: Line) -> int:
+    """The first line of a statement, its decorators included."""
+    node = line.nodes[0]
+    return min([line.start[0], *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
+def lines_above(layout: AstLayout, block: Block, index: int) -> list:
+    """The text lines between the statement at `index` of `block` and the one before it (the
+    blank and comment lines libcst gives the statement as its leading lines, where the one
+    before is a simple statement)."""
+    if index == 0 or not block.lines[index - 1].simple:
+        raise Unsupported("the lines above a block's first statement or below a block")
+    return [layout.line_text(n) for n in range(block.lines[index - 1].end[0] + 1, first_line(block.lines[index]))]
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip(" \t\r\n")
 
 
 def is_suite(layout: AstLayout, body: list) -> bool:
@@ -304,6 +325,8 @@ class _Walk:
         if indent.strip(" \t") or not indent.startswith(self.indents[-1]) or indent == self.indents[-1]:
             raise Unsupported("indentation")  # (libcst writes a block's indentation after its parent's)
         block = Block(lines, False, indent, owner_line)
+        if self.layout.first_indent is None:
+            self.layout.first_indent = indent
         self.blocks[id(body)] = block
         self._record(block)
         self.indents.append(indent)

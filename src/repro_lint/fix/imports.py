@@ -232,6 +232,22 @@ class Imports:
         return NewImport(module, alias, alias)
 
     # -- placing new imports ---------------------------------------------------------
+    # (what placing reads of the module: on libcst's tree here, on `ast` in `ast_imports`)
+    def _import_block(self) -> tuple[int, int]:
+        return self.layout.import_block()
+
+    def _statements(self) -> list:
+        return self.layout.module.body
+
+    @staticmethod
+    def _has_lines_above(stmt) -> bool:
+        """Whether blank or comment lines stand between the statement and the one before it."""
+        return any(isinstance(e, cst.EmptyLine) for e in getattr(stmt, "leading_lines", ()))
+
+    @staticmethod
+    def _has_blank_above(stmt) -> bool:
+        return any(isinstance(e, cst.EmptyLine) and e.comment is None for e in getattr(stmt, "leading_lines", ()))
+
     def section(self, module: str, level: int = 0) -> int:
         """The isort section of a module: the project's settings first, then the usual
         classification (standard library, the project's own top-level modules)."""
@@ -282,8 +298,8 @@ class Imports:
         """The import block's runs of consecutive import lines (a `try:` block or other
         statement between imports ends a run, as it ends the sorter's block), each line as
         (index, section, kind, module, sort key)."""
-        start, end = self.layout.import_block()
-        body = self.layout.module.body
+        start, end = self._import_block()
+        body = self._statements()
         runs: list[list[tuple]] = [[]]
         for i in range(start, end):
             section, kind, module = self.statement_section(body[i])
@@ -301,7 +317,7 @@ class Imports:
         section's `import` lines (at their sorted place if those are in order), without
         moving the user's lines; a section the block lacks goes between the sections
         before and after it."""
-        start, end = self.layout.import_block()
+        start, end = self._import_block()
         runs = self._runs()
         if not runs:
             return start
@@ -325,12 +341,12 @@ class Imports:
     def separates_sections(self) -> bool:
         """Whether the import block keeps its sections apart with blank lines (False when two
         lines of different sections follow each other directly: the project does not)."""
-        body = self.layout.module.body
+        body = self._statements()
         for run in self._runs():
             for a, b in zip(run, run[1:]):
                 if (
                     a[1] != b[1] and a[1] != FUTURE and b[0] == a[0] + 1  # (`from __future__` lines say little)
-                    and not any(isinstance(e, cst.EmptyLine) for e in getattr(body[b[0]], "leading_lines", ()))
+                    and not self._has_lines_above(body[b[0]])
                 ):
                     return False
         return True
@@ -344,11 +360,11 @@ class Imports:
         interleaved with another, all in one sorted order: the project's sorter takes them
         as one section (its own modules unknown to it), so the new line goes at its sorted
         place among all of them."""
-        body = self.layout.module.body
+        body = self._statements()
         groups: list[list] = [[]]
         for ln in run:
             stmt = body[ln[0]]
-            if groups[-1] and any(isinstance(e, cst.EmptyLine) and e.comment is None for e in getattr(stmt, "leading_lines", ())):
+            if groups[-1] and self._has_blank_above(stmt):
                 groups.append([])
             groups[-1].append(ln)
         for group in groups:

@@ -1,46 +1,66 @@
-"""Fixes that only insert lines of simple statements, placed from `ast` on the text.
+"""Fixes that insert lines, add imports, functions and keyword arguments, placed from `ast`
+on the text.
 
 Most fixes insert a few one-line statements after a statement, at the start of the
-`__main__` block or below the imports (with the `SEED` constant), naming modules the file
-already imports. `apply.Planner` does that on a libcst tree, whose parse was most of a fix's
-cost. `LinePlanner` is the same planner (the same templates, the same checks for code already
-there, the same order and blank lines of what goes at one point) on `ast_layout.AstLayout`:
-where libcst writes such an insertion as the inserted lines, at the block's indentation, in
-the file's line ending, right below the statement before them, it writes them so. Anything
-else (a new import, an edit of an expression, a line to wrap, blank lines the layout rules
-would change in the next statement, a commented-out copy to drop) makes `plan` answer None,
-and the caller uses `Planner`.
+`__main__` block or below the imports (with the `SEED` constant), add the imports they need
+and the documented `seed_worker` function, and pass a keyword argument to a call.
+`apply.Planner` does that on a libcst tree, whose parse was most of a fix's cost.
+`LinePlanner` is the same planner (the same templates, the same checks for code already
+there, the same order and blank lines of what goes at one point, the same place for a new
+import, `ast_imports`) on `ast_layout.AstLayout`: where libcst writes such an edit as the
+inserted lines, at the block's indentation, in the file's line ending, right below the
+statement before them (a keyword: appended to a call on one line that stays within the line
+length), it writes them so. Anything else (an edit of an expression, a line to wrap, a
+function in another indentation than libcst's default, a local import) makes `plan` answer
+None, and the caller uses `Planner`.
 """
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Optional
 
-from repro_lint.core.edits import InsertStatements, SeedSpec
+from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, SeedSpec
 from repro_lint.fix.apply import ROOT_NAME, SEED_NAME, FixError, Planner
-from repro_lint.fix.ast_import_block import import_block
-from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported
-from repro_lint.fix.imports import LOCAL, PROJECT, Context, Imports
+from repro_lint.fix.ast_imports import AstImports
+from repro_lint.fix.ast_import_block import definitions_start, import_block
+from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported, first_line, is_blank
+from repro_lint.fix.imports import LOCAL, OTHER, PROJECT, Context
 from repro_lint.fix.style import Style
 
 _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Assert)
 
 
-_CONSTANT, _STATEMENTS = 1, 3  # (`apply`'s groups: what goes first at one point)
+_IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)  # (`apply`'s groups: what goes first at one point)
+_BODY_FIELDS = frozenset(["body", "orelse", "finalbody", "handlers", "cases"])
+_COMMA = re.compile(r"[ \t]*,([ \t]*)")
 
 
 @dataclass
 class _Lines:
     group: int
-    order: int
+    order: int  # (imports: their section)
     seq: int
-    codes: list  # the statements, one line each, without indentation or line end
-    style: str  # "section" (below the imports) or "plain"
+    codes: list  # the statements without indentation or line end (a function's lines joined by "\n")
+    style: str  # "import", "section" (below the imports) or "plain"
+    name: str = ""  # (imports) the module, for their order
+    is_def: bool = False
 
 
-class _KnownImports(Imports):
-    """`Imports` that never reads the module's statements (it has no libcst tree to read)."""
+@dataclass
+class _Piece:
+    """An inserted statement: the blank lines above it (or the text of the lines moved above
+    it), its code, and its kind ("import", "def", "statement")."""
+
+    blank: int
+    code: str
+    kind: str
+    above: Optional[str] = None
+
+
+class _KnownImports(AstImports):
+    """`AstImports` that never joins a from-import (the statement's names would be edited)."""
 
     def from_import(self, module: str, name: str, ctx: Context):
         if self.section(module) not in (PROJECT, LOCAL) or name in self.layout.module_bindings:
@@ -59,13 +79,17 @@ class LinePlanner(Planner):
         self.style = style or Style()
         self.text = text
         self.lines = text.splitlines()
-        self.imports = _KnownImports(self.layout, project_roots, aliases, self.style, self.lines)  # type: ignore[arg-type]
+        start, self.import_end = import_block(self.layout)  # type: ignore[arg-type]
+        self.had_imports = start != self.import_end
+        self.imports = _KnownImports(self.layout, project_roots, aliases, self.style, self.lines, (start, self.import_end))  # type: ignore[arg-type]
         self.points: dict = {}  # (id(block), index) -> (block, index, [_Lines])
         self.keys: set = set()
         self.seen_edits: set = set()
         self.seq = 0
         self.seed_constant: Optional[str] = None
-        self.import_end = import_block(self.layout)[1]
+        self.calls: dict = {}  # span -> the ast call that gets keywords
+        self.keywords: dict = {}  # span -> [(name, value code)]
+        self.unsafe_keywords: set = set()
 
     # -- what `Planner` does on libcst, for the edits handled here --------------------------
     def _statement_context(self, st: Statement, after: bool) -> Context:  # type: ignore[override]
@@ -75,6 +99,13 @@ class LinePlanner(Planner):
         if st.block.module:
             return Context((), line, st.index + (1 if after else 0), False)
         return Context((), line, st.top, False)
+
+    def _expression_context(self, span: tuple) -> Context:
+        st = self.layout.statement_at(span)
+        if st is None:
+            raise Unsupported("an expression outside the statements")
+        ctx = self._statement_context(st, after=False)  # type: ignore[arg-type]
+        return Context(ctx.functions, span[0], ctx.top, ctx.late)
 
     def _seed_expression(self, spec: SeedSpec) -> str:
         if spec.expr is not None:
@@ -118,8 +149,8 @@ class LinePlanner(Planner):
         else:
             raise Unsupported(edit.where)
         text, local = self.expand(edit.code, spec, ctx, local_ok=True, code=code)
-        if local or self.imports.new or self.imports.from_names:
-            raise Unsupported("an import to add")
+        if local or self.imports.from_names:
+            raise Unsupported("a local import to add")
         codes = _one_line_statements(text)
         if any(len(block.indent) + len(c) > self.style.line_length for c in codes):
             raise Unsupported("a line to wrap")
@@ -142,56 +173,178 @@ class LinePlanner(Planner):
                 present.add(layout.text[layout.starts[l1 - 1] + c1:layout.starts[l2]].strip())
         return all(c.strip() in present for c in codes)
 
-    def _unsupported(self, *_args) -> None:
-        raise Unsupported("an edit of an expression, a move or a function")
+    def _ensure_function(self, edit: EnsureFunction, spec, code: str) -> None:
+        key = f"function:{edit.name}"
+        if edit.name in self.layout.module_bindings or key in self.keys:
+            return
+        self.keys.add(key)
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        at = definitions_start(layout, self.import_end)
+        text, _ = self.expand(edit.code, spec, Context((), 0, at, True), local_ok=False, code=code)
+        if layout.first_indent not in (None, "    "):
+            raise Unsupported("a file indented otherwise than the function's code")
+        self._add_lines(layout.module, at, _Lines(_FUNCTION, 0, self._next(), [_function_code(text)], "section", is_def=True))
 
-    _add_keyword = _replace = _move = _ensure_function = _wrap = _add_dict_items = _unsupported  # type: ignore[assignment]
+    def _add_keyword(self, edit: AddKeyword, spec, code: str, unsafe: bool = False) -> None:
+        span = tuple(edit.call)
+        call = self._call_at(span)
+        self.calls[span] = call
+        pending = self.keywords.setdefault(span, [])
+        if any(k.arg == edit.name for k in call.keywords):
+            return
+        at = next((i for i, (n, _) in enumerate(pending) if n == edit.name), None)
+        if at is not None and (not unsafe or (span, edit.name) in self.unsafe_keywords):
+            return
+        value, _ = self.expand(edit.value, spec, self._expression_context(span), local_ok=False, code=code)
+        _check_expression(value)
+        if unsafe:
+            self.unsafe_keywords.add((span, edit.name))
+        if at is not None:
+            pending[at] = (edit.name, value)  # (as `Planner._add_keyword`: the unsafe fix's value)
+            return
+        pending.append((edit.name, value))
+
+    def _call_at(self, span: tuple) -> ast.Call:
+        """The call whose span is `span`, in the statement that holds it (its header only,
+        for a compound statement)."""
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        st = layout.statement_at(span)
+        if st is None:
+            raise Unsupported("no statement there")
+        col = layout.col
+        for node in _header_nodes(st.node.nodes):
+            if isinstance(node, ast.Call) and node.lineno == span[0] and node.end_lineno == span[2]:
+                if (col(node.lineno, node.col_offset), col(node.end_lineno, node.end_col_offset)) == (span[1], span[3]):
+                    return node
+        raise Unsupported("no call there")
+
+    def _unsupported(self, *_args) -> None:
+        raise Unsupported("an edit of an expression or a move")
+
+    _replace = _move = _wrap = _add_dict_items = _unsupported  # type: ignore[assignment]
 
     # -- writing -----------------------------------------------------------------------------
     def build(self) -> str:
         layout: AstLayout = self.layout  # type: ignore[assignment]
         match = NEWLINE.search(layout.text)
         newline = match.group(0) if match else "\n"
-        inserts = []
+        edits = self._keyword_edits()
+        for imp in self.imports.new:
+            index = self.imports.placement(imp)
+            section = self.imports.layout_section(imp)
+            self._add_lines(layout.module, index, _Lines(_IMPORTS, section, 0, [imp.code], "import", imp.module.lower()))  # type: ignore[arg-type]
+        apart = self.imports.separates_sections() if self.imports.new else True
         for block, index, items in self.points.values():
             at = self._line_after(block, index)
-            blanks, codes = self._assembled(block, index, sorted(items, key=lambda i: (i.group, i.order, i.seq)))
+            imports = sorted((i for i in items if i.group == _IMPORTS), key=lambda i: (i.order, i.name))
+            others = sorted((i for i in items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+            pieces = self._assembled(block, index, imports, others, apart)
             nxt = block.lines[index] if index < len(block.lines) else None
+            end, below = at, ""
             if nxt is not None:
-                self._check_next(block, index, nxt, at, codes, blanks[0])
-            text = "".join(newline * blank + block.indent + code + newline for blank, code in zip(blanks, codes))
-            inserts.append((layout.starts[at], text))
+                end = first_line(nxt) - 1
+                below = self._next_lines(block, index, nxt, at, imports, others, pieces, apart, newline)
+            text = "".join(
+                (p.above if p.above is not None else newline * p.blank)
+                + block.indent + p.code.replace("\n", newline + block.indent) + newline
+                for p in pieces
+            )
+            edits.append((layout.starts[at], layout.starts[end], text + below))
         out = []
         pos = 0
-        for offset, text in sorted(inserts, key=lambda x: x[0]):
-            out.append(layout.text[pos:offset])
+        for start, stop, text in sorted(edits, key=lambda e: e[0]):
+            if start < pos:
+                raise Unsupported("edits that meet")
+            out.append(layout.text[pos:start])
             out.append(text)
-            pos = offset
+            pos = stop
         out.append(layout.text[pos:])
         return "".join(out)
 
-    def _assembled(self, block: Block, index: int, items: list) -> tuple[list, list]:
-        """The blank lines above each inserted line, and the lines: `_Transformer._assemble`
-        for one-line simple statements."""
+    def _keyword_edits(self) -> list:
+        """The keywords to add, as (offset, offset, text) insertions: `Planner._plan_layouts`
+        and `calls.with_keywords` for a call on one line that stays within the line length."""
+        added: dict = {}
+        per_line: dict = {}
+        for span, call in self.calls.items():
+            pending = self.keywords.get(span)
+            if not pending:
+                continue
+            texts = [f"{name}={value}" for name, value in pending]
+            added[span] = texts
+            if span[0] == span[2]:
+                per_line[span[0]] = per_line.get(span[0], 0) + _added_length(call, texts)
+        edits = []
+        for span, texts in added.items():
+            if span[0] != span[2] or span[0] > len(self.lines):
+                raise Unsupported("a call over several lines")
+            line = self.lines[span[0] - 1]
+            if len(line.rstrip("\r\n")) + max(_added_length(self.calls[span], texts), per_line[span[0]]) > self.style.line_length:
+                raise Unsupported("a call to wrap")
+            edits.append(self._keyword_insert(self.calls[span], span, texts))
+        return edits
+
+    def _keyword_insert(self, call: ast.Call, span: tuple, texts: list) -> tuple:
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        line = layout.line_text(span[0])
+        col = layout.col
+        close = span[3] - 1
+        if line[close:close + 1] != ")" or any(isinstance(a, ast.GeneratorExp) for a in call.args):
+            raise Unsupported("a call's brackets")
+        args = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        base = layout.starts[span[0] - 1]
+        if not args:
+            func = call.func
+            if func.end_lineno != span[0] or line[col(span[0], func.end_col_offset):close] != "(":  # type: ignore[arg-type]
+                raise Unsupported("a call's brackets")
+            return (base + close, base + close, ", ".join(texts))
+        last = args[-1]
+        end = col(span[0], last.end_col_offset)  # type: ignore[arg-type]
+        if last.end_lineno != span[0] or line[end:close].strip(" \t"):
+            raise Unsupported("what follows the last argument")
+        between = " "
+        if len(args) > 1:
+            before = args[-2]
+            match = _COMMA.fullmatch(line[col(span[0], before.end_col_offset):col(span[0], last.col_offset)])  # type: ignore[arg-type]
+            if match is None or before.end_lineno != span[0] or last.lineno != span[0]:
+                raise Unsupported("what stands between the arguments")
+            between = match.group(1)
+        return (base + end, base + end, "".join("," + between + t for t in texts))
+
+    def _assembled(self, block: Block, index: int, imports: list, others: list, apart: bool) -> list:
+        """The statements inserted at a point, with the blank lines above each:
+        `_Transformer._assemble` for the edits placed here."""
         prev = block.lines[index - 1] if index > 0 else None
-        if block.module and prev is not None and prev.is_def:
-            raise Unsupported("a statement after a definition")
-        blanks: list = []
-        codes: list = []
+        out: list = []
+        if imports:
+            prev_section = self.imports.section_of_statement(prev)
+            for item in imports:
+                blank = 1 if prev is not None and prev_section != item.order and apart else 0
+                out.append(_Piece(blank, item.codes[0], "import"))
+                prev_section = item.order
+        prev_import = bool(imports) or (prev is not None and prev.is_import)
+        prev_def = not imports and prev is not None and prev.is_def
+        first = True
         prev_group = None
-        for item in items:
+        for item in others:
             for j, code in enumerate(item.codes):
-                if not codes and item.style == "section" and prev is not None:
+                if block.module and item.is_def:
+                    blank = 2 if prev is not None or out else 0
+                elif block.module and prev_def:
+                    blank = 2
+                elif first and item.style == "section" and (prev is not None or out):
                     lines_after = self.style.lines_after_imports
-                    blank = (lines_after if lines_after >= 0 else 1) if prev.is_import else 1
-                elif codes and j == 0 and block.module and prev_group == _CONSTANT and item.group != _CONSTANT:
+                    blank = (lines_after if lines_after >= 0 else 1) if prev_import else 1
+                elif not block.module and prev_import:
+                    blank = 1  # (code after a function's own imports stands apart from them)
+                elif j == 0 and block.module and prev_group == _CONSTANT and item.group != _CONSTANT:
                     blank = 1  # `SEED = 0`, then a blank line, then what uses it
                 else:
                     blank = 0
-                blanks.append(blank)
-                codes.append(code)
+                out.append(_Piece(blank, code, "def" if item.is_def else "statement"))
+                prev_def, prev_import, first = item.is_def, False, False
             prev_group = item.group
-        return blanks, codes
+        return out
 
     def _line_after(self, block: Block, index: int) -> int:
         """The 1-based line below which statements inserted at `index` of `block` go: the
@@ -202,7 +355,7 @@ class LinePlanner(Planner):
             if not prev.simple:
                 # (the lines below a block are its own or the next statement's, as their indentation says)
                 nxt = block.lines[index] if index < len(block.lines) else None
-                if nxt is None or _first_line(nxt) != prev.end[0] + 1:
+                if nxt is None or first_line(nxt) != prev.end[0] + 1:
                     raise Unsupported("lines below a block")
             return prev.end[0]
         if block.module:
@@ -214,32 +367,97 @@ class LinePlanner(Planner):
             raise Unsupported("a header of several lines")
         return line
 
-    def _check_next(self, block: Block, index: int, nxt, at: int, codes: list, first_blank: int) -> None:
-        """Raise where `Planner` would change the next statement's lines: blank lines before
-        a definition or below the imports, a commented-out copy of an inserted line dropped."""
+    def _next_lines(
+        self, block: Block, index: int, nxt, at: int, imports: list, others: list, pieces: list, apart: bool, newline: str,
+    ) -> str:
+        """The lines between the inserted statements and the next statement, as `_assemble`
+        leaves them (its blank lines set, a commented-out copy of an inserted line dropped);
+        a first new import that joins the next one's section takes them above it."""
         layout: AstLayout = self.layout  # type: ignore[assignment]
-        leading = [layout.line_text(n) for n in range(at + 1, _first_line(nxt))]
-        blank = 0
-        for line in leading:
-            if line.strip(" \t\f\r\n"):
-                break
-            blank += 1
-        if block.module and nxt.is_def and blank == 0:
-            raise Unsupported("blank lines before a definition")
+        leading = [layout.line_text(n) for n in range(at + 1, first_line(nxt))]
+        prefix = 0
+        while prefix < len(leading) and is_blank(leading[prefix]):
+            prefix += 1
         prev = block.lines[index - 1] if index > 0 else None
-        if block.module and index == self.import_end and prev is not None and prev.is_import and 1 < blank <= first_blank:
-            raise Unsupported("blank lines below the imports")
-        texts = {c.strip() for c in codes}
-        for line in leading:
-            stripped = line.strip()
-            if stripped.startswith("#") and stripped.lstrip("#").strip() in texts:
-                raise Unsupported("a commented-out copy")
+        last = pieces[-1].kind if pieces else ""
+        if block.module and imports and not others and not self.had_imports and index == self.import_end:
+            if self.imports.section_of_statement(nxt) == OTHER:
+                raise Unsupported("a new import section")
+        if block.module and (last == "def" and prefix < 2 or nxt.is_def and prefix == 0):
+            leading = [newline, newline] + leading[prefix:]
+        elif (
+            block.module and others and index == self.import_end and prev is not None and prev.is_import
+            and 1 < prefix <= pieces[len(imports)].blank and not nxt.is_def and last != "def"
+        ):
+            leading = [newline] + leading[prefix:]  # (the statements added below the imports took the blank lines after them)
+        elif not block.module and last == "import" and not nxt.is_import and prefix < 1:
+            leading = [newline] + leading
+        elif not others and imports and (block.module or nxt.is_import):
+            nxt_section = self.imports.section_of_statement(nxt)
+            if nxt_section != OTHER and nxt_section != imports[-1].order and prefix < 1 and apart:
+                leading = [newline] + leading
+            elif nxt_section == imports[-1].order:
+                # joining the section of the next import: its blank line and comments move up
+                # to the first new import of that section
+                first = next(j for j, item in enumerate(imports) if item.order == nxt_section)
+                moved = [newline] + leading if first > 0 and prefix < 1 and apart else leading
+                pieces[first].above = "".join(moved)
+                return ""
+        texts = {p.code.strip() for p in pieces if p.kind != "def"}
+        return "".join(
+            line for line in leading if not (line.strip().startswith("#") and line.strip().lstrip("#").strip() in texts)
+        )
 
 
-def _first_line(line) -> int:
-    """The first line of a statement, its decorators included."""
-    node = line.nodes[0]
-    return min([line.start[0], *(d.lineno for d in getattr(node, "decorator_list", ()))])
+def _header_nodes(nodes: list):
+    """The nodes of statements, without the bodies of compound ones, outermost first."""
+    queue: list = []
+    for stmt in nodes:
+        queue.extend(v for f, v in ast.iter_fields(stmt) if f not in _BODY_FIELDS)
+    i = 0
+    while i < len(queue):
+        n = queue[i]
+        i += 1
+        if isinstance(n, list):
+            queue.extend(n)
+        elif isinstance(n, ast.AST):
+            yield n
+            queue.extend(ast.iter_child_nodes(n))
+
+
+def _added_length(call: ast.Call, texts: list) -> int:
+    """`calls.added_length`: what adding the keyword texts adds to the call's line."""
+    return sum(len(t) for t in texts) + 2 * (len(texts) - (0 if call.args or call.keywords else 1))
+
+
+def _check_expression(code: str) -> None:
+    """An expression libcst writes back as it reads: one line, no comment or continuation."""
+    if not code or code != code.strip() or any(ch in code for ch in "#\\\n\r\t\f"):
+        raise Unsupported("an expression to add")
+    try:
+        ast.parse(code, mode="eval")
+    except (SyntaxError, ValueError) as exc:
+        raise Unsupported("an expression to add") from exc
+
+
+def _function_code(text: str) -> str:
+    """The lines of a function to add, joined by "\\n", where libcst writes it back as it reads
+    (one definition, indented by four spaces a level, without comments, strings, blank lines
+    or continuations)."""
+    if any(ch in text for ch in "#\\\r\t\f'\"") or not text.endswith("\n"):
+        raise Unsupported("a function's code")
+    lines = text[:-1].split("\n")
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError) as exc:
+        raise Unsupported("a function's code") from exc
+    if (
+        len(body) != 1 or not isinstance(body[0], ast.FunctionDef) or body[0].decorator_list
+        or body[0].lineno != 1 or body[0].end_lineno != len(lines) or lines[0][:1] == " "
+        or any(not ln.strip() or (len(ln) - len(ln.lstrip(" "))) % 4 for ln in lines)
+    ):
+        raise Unsupported("a function's code")
+    return "\n".join(lines)
 
 
 def _blank_or_comment(line: str) -> bool:
@@ -269,9 +487,9 @@ def _one_line_statements(text: str) -> list:
 
 
 def plan(text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Style, fixes: list) -> Optional[str]:
-    """The text with `fixes` ((Fix, rule code) pairs) applied, where they only insert lines
-    this module places; None otherwise."""
-    if not all(isinstance(e, (InsertStatements, SeedSpec)) for fix, _ in fixes for e in fix.edits):
+    """The text with `fixes` ((Fix, rule code) pairs) applied, where this module places
+    all their edits; None otherwise."""
+    if not all(isinstance(e, (InsertStatements, SeedSpec, AddKeyword, EnsureFunction)) for fix, _ in fixes for e in fix.edits):
         return None
     try:
         planner = LinePlanner(text, default_seed, project_roots, aliases, style)

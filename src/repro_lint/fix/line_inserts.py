@@ -35,6 +35,9 @@ _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass,
 _IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)  # (`apply`'s groups: what goes first at one point)
 _BODY_FIELDS = frozenset(["body", "orelse", "finalbody", "handlers", "cases"])
 _COMMA = re.compile(r"[ \t]*,([ \t]*)")
+_OPEN = re.compile(r"\([ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*[ \t]*")  # `(`, then the first argument on a line below
+_BREAK = re.compile(r"[ \t]*,[ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*([ \t]*)")  # a comma, then the next argument below
+_TRAILING_COMMA = re.compile(r"[ \t]*,[ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*[ \t]*\)")
 
 
 @dataclass
@@ -276,8 +279,11 @@ class LinePlanner(Planner):
                 per_line[span[0]] = per_line.get(span[0], 0) + _added_length(call, texts)
         edits = []
         for span, texts in added.items():
-            if span[0] != span[2] or span[0] > len(self.lines):
-                raise Unsupported("a call over several lines")
+            if span[0] != span[2]:
+                edits.append(self._keyword_lines(self.calls[span], span, texts))
+                continue
+            if span[0] > len(self.lines):
+                raise Unsupported("a call past the text")
             line = self.lines[span[0] - 1]
             if len(line.rstrip("\r\n")) + max(_added_length(self.calls[span], texts), per_line[span[0]]) > self.style.line_length:
                 raise Unsupported("a call to wrap")
@@ -310,6 +316,38 @@ class LinePlanner(Planner):
                 raise Unsupported("what stands between the arguments")
             between = match.group(1)
         return (base + end, base + end, "".join("," + between + t for t in texts))
+
+    def _keyword_lines(self, call: ast.Call, span: tuple, texts: list) -> tuple:
+        """Keywords added to a call whose arguments are one per line, the first below `(`:
+        each on a line of its own, indented as the last argument, after it (`calls.plan`
+        leaves such a call in its layout whatever its length)."""
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        text = layout.text
+        offset = lambda line, byte: layout.starts[line - 1] + layout.col(line, byte)  # noqa: E731
+        start, stop = offset(span[0], call.func.end_col_offset), layout.starts[span[2] - 1] + span[3]  # type: ignore[arg-type]
+        args = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        if (
+            call.func.end_lineno != span[0] or len(args) < 2 or "#" in text[start:stop]
+            or any(isinstance(a, ast.GeneratorExp) for a in call.args) or not _OPEN.fullmatch(text[start:offset(args[0].lineno, args[0].col_offset)])
+        ):
+            raise Unsupported("a call's layout")
+        indent = ""
+        for before, arg in zip(args, args[1:]):
+            match = _BREAK.fullmatch(text[offset(before.end_lineno, before.end_col_offset):offset(arg.lineno, arg.col_offset)])
+            if match is None:
+                raise Unsupported("arguments that share a line")
+            indent = match.group(1)
+        match = NEWLINE.search(text)
+        newline = match.group(0) if match else "\n"
+        end = offset(args[-1].end_lineno, args[-1].end_col_offset)
+        rest = text[end:stop]
+        if _TRAILING_COMMA.fullmatch(rest):
+            # (the last argument's comma ends its line: the new ones go on the lines below it)
+            at = end + NEWLINE.search(rest).end()  # type: ignore[union-attr]
+            return (at, at, "".join(indent + t + "," + newline for t in texts))
+        if rest.strip(" \t\r\n") == ")":
+            return (end, end, "".join("," + newline + indent + t for t in texts))
+        raise Unsupported("what follows the last argument")
 
     def _assembled(self, block: Block, index: int, imports: list, others: list, apart: bool) -> list:
         """The statements inserted at a point, with the blank lines above each:

@@ -25,7 +25,7 @@ from repro_lint.core import catalog
 from repro_lint.index.grad_reach import grad_scopes
 from repro_lint.index.project_index import ProjectIndex
 from repro_lint.index.program import Program
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
+from repro_lint.facts.model import HANDED, HANDED_SLOTS, MAIN_SCOPE, PARAM_CALLS, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.analysis.context import Context, line_words, program_cache
 
 # Train events that mean training is under way (building an optimizer or a Trainer is not);
@@ -350,11 +350,34 @@ def _items(ctx: Context, info: ModuleInfo, scope: str) -> list:
     # by where each starts, then ends: of two calls that start together the inner one runs
     # first (`Trainer(seed=1).train()` builds the trainer, then trains)
     items = [((ev.line, ev.col, ev.end_line, ev.end_col), 0, ev, None) for ev in info.events.get(scope, ()) if ev.kind in _KINDS]
+    handed = []
+    calling = ctx.index.m.calling_methods
     for call, keys in ctx.index.callees(info, scope):
         if not is_reference(call):
             items.append(((call[2], call[3], call[4], call[5]), 1, call, keys))
+        elif call[0] is not None and call[0].startswith(HANDED) and call[1] in calling:
+            handed.append((call, keys))
+    for call, keys in handed:
+        # an object handed to a project function that may call it (`train_one_epoch(model,
+        # loader, loss_scaler)`, whose scaler runs the backward pass): its `__call__` runs
+        # during that call, so the walk goes there after the function's own body; certain
+        # when the function called is (what it is handed to a library runs there, later)
+        outer = _enclosing(items, call)
+        if outer is not None:
+            items.append(((call[2], call[3], call[4], call[5]), 2, call, keys))
     items.sort(key=lambda it: (it[0], it[1]))
     return items
+
+
+def _enclosing(items: list, call: tuple) -> "tuple | None":
+    """The project-function call among `items` whose arguments hold `call`'s span."""
+    span = (call[2], call[3], call[4], call[5])
+    best = None
+    for it in items:
+        if it[1] == 1 and it[0][:2] < span[:2] and span[2:] <= it[0][2:]:
+            if best is None or best[0][:2] < it[0][:2]:
+                best = it
+    return best
 
 
 def _walk(ctx: Context, out: Training, starts: list, visited: set, record: bool = True) -> None:
@@ -366,6 +389,10 @@ def _walk(ctx: Context, out: Training, starts: list, visited: set, record: bool 
     (`forward`, `training_step`, ...) run later, in an order the walk cannot know."""
     index = ctx.index
     step = len(out.steps)
+    # scopes reached only on uncertain paths so far: walked again when a certain path
+    # reaches them before training has started (`load(scaler=scaler)` keeps the scaler
+    # that `train_one_epoch(..., scaler)` later calls)
+    uncertain: set = set()
     for info, scope in starts:
         ref = (info.module, scope)
         if ref in visited:
@@ -385,24 +412,66 @@ def _walk(ctx: Context, out: Training, starts: list, visited: set, record: bool 
             _, kind, what, keys = items[pos]
             if kind == 0:
                 if record and what.kind in _ASKED:
-                    out.steps[id(what)] = (step, refs)
+                    out.steps.setdefault(id(what), (step, refs))
                 step += 1
                 if record and out.start_step is None and certain and _starts_training(what):
                     out.start_step = step - 1
                     out.chain = path[:-1] + ((path[-1][0], (what.line, what.col, what.end_line, what.end_col)),)
                 continue
             call = what
-            sure = certain and len(keys) == 1 and call[0] is not None and not _instantiates(index, call[0], keys[0])
+            if kind == 2:
+                # a handed object's protocol: certain when the function it is handed to is
+                # certainly called and calls the parameter that receives it
+                outer = _enclosing(items, call)
+                sure = (
+                    certain
+                    and len(keys) == 1
+                    and outer is not None
+                    and _sure_call(index, outer[2], outer[3])
+                    and _calls_handed(index, finfo, path[-1][0][1], call, outer[3][0])
+                )
+            else:
+                sure = certain and _sure_call(index, call, keys)
             here = path[:-1] + ((path[-1][0], tuple(call[2:6])),)
             frames = []
             for key in keys:
                 mod, sub = index.scope_of(key)
                 if (mod, sub) in visited:
-                    continue
+                    if not (sure and record and out.start_step is None and (mod, sub) in uncertain):
+                        continue
+                    uncertain.discard((mod, sub))
+                elif not sure:
+                    uncertain.add((mod, sub))
                 visited.add((mod, sub))
                 sub_info = index.modules[mod]
                 frames.append([sub_info, _items(ctx, sub_info, sub), 0, sure, here + (((mod, sub), None),), refs + ((mod, sub),)])
             stack.extend(reversed(frames))
+
+
+def _calls_handed(index, info: ModuleInfo, scope: str, call: tuple, key: str) -> bool:
+    """Whether project function `key` calls the parameter that the object handed over at
+    `call` (an argument of a call in `scope` of `info`) is bound to."""
+    slot = next(
+        (s for sc, line, col, s in info.extra.get(HANDED_SLOTS, ()) if sc == scope and line == call[2] and col == call[3]),
+        None,
+    )
+    fn = index.functions.get(key)
+    if slot is None or fn is None:
+        return False
+    params = fn.params or ()
+    if isinstance(slot, int):
+        # a method called on an instance (or its class built) binds `self` first
+        shift = 1 if fn.class_name is not None and params and params[0] in ("self", "cls") else 0
+        name = params[slot + shift] if slot + shift < len(params) else None
+    else:
+        name = slot if slot in params else None
+    mod, sub = index.scope_of(key)
+    return name is not None and name in index.modules[mod].extra.get(PARAM_CALLS, {}).get(sub, ())
+
+
+def _sure_call(index, call: tuple, keys: tuple) -> bool:
+    """Whether a call certainly runs its one known function (the walk's certain path)."""
+    return len(keys) == 1 and call[0] is not None and not _instantiates(index, call[0], keys[0])
 
 
 def _instantiates(index, target: str, key: str) -> bool:

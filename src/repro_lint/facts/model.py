@@ -375,6 +375,11 @@ LIBRARY = "@library"
 # handed over as an argument (`DataLoader(ds)` after `ds = Shapes()`): whoever it is handed to
 # may run its protocol (the method field names one); reached, but run later, not there
 HANDED = "@handed:"
+# ModuleInfo.extra key: where an object is handed over as an argument, and to which parameter:
+# (scope, line, col, position or keyword) of the argument (the `HANDED` calls' place)
+HANDED_SLOTS = "handed_slots"
+# ModuleInfo.extra key: function scope -> the names of its parameters it calls (`scaler(loss)`)
+PARAM_CALLS = "param_calls"
 
 
 # -- bodies kept marshalled in memory (a large project's cold check) ----------------------

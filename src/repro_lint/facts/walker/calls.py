@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.facts.hooks import LITERAL_TYPES
-from repro_lint.facts.model import HANDED, INSTANCE, ITEM, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.facts.model import HANDED, HANDED_SLOTS, INSTANCE, PARAM_CALLS, ITEM, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -184,6 +184,12 @@ class CallFacts:
             if local:
                 # a variable called: the object a call made (`net(x)` after `net = Net()`)
                 # runs its calling methods; anything else reaches nothing by its name alone
+                fn = self.func
+                if fn is not None and last in fn.params:
+                    # a parameter called: what a caller hands over there runs here
+                    called = self.info.extra.setdefault(PARAM_CALLS, {}).setdefault(self.scope, [])
+                    if last not in called:
+                        called.append(last)
                 made = self._receiver(func)
                 if made is not None and made is not LIBRARY:
                     for calling in m.calling_order:
@@ -217,7 +223,7 @@ class CallFacts:
             roots = _EVERY_ROOT
         elif self.scope == MODULE_SCOPE and qual is not None and qual.split(".", 1)[0] not in roots and qual not in m.catalog_names:
             ref_how = REF_HANDED + qual
-        for arg in node.args:
+        for slot, arg in enumerate(node.args):
             ta = type(arg)
             if ta is _Name:
                 # `_maybe_ref` and `Scope.lookup`, written out: most are local variables
@@ -234,10 +240,10 @@ class CallFacts:
                 elif stars and ref is None:
                     self._star_ref(arg)
                 if refs and (ref is None or ref_how is REF_CALL):
-                    self._hand_over(arg)  # (an object a name holds)
+                    self._hand_over(arg, slot)  # (an object a name holds)
             elif ta is _Attribute and refs:
                 if not self._maybe_ref(arg, ref_how):
-                    self._hand_over(arg)
+                    self._hand_over(arg, slot)
             elif ta is _Constant and not passes:
                 v = arg.value  # type: ignore[attr-defined]
                 passes = v.__class__ in LITERAL_TYPES and v in literals
@@ -253,13 +259,13 @@ class CallFacts:
                 elif stars and ref is None:
                     self._star_ref(v)
                 if refs and (ref is None or ref_how is REF_CALL):
-                    self._hand_over(v)  # (an object a name holds)
+                    self._hand_over(v, kw.arg)  # (an object a name holds)
             elif ta is _Attribute and refs:
                 if not self._maybe_ref(v, REF_WORKER if kw.arg in m.worker_callback_keywords else ref_how):
                     if kw.arg in m.callback_keywords:
                         self._method_ref(v)
                     else:
-                        self._hand_over(v)
+                        self._hand_over(v, kw.arg)
             elif refs and (ta is ast.Call or ta in _CONTAINERS):
                 self._hand_over(v)
             elif ta is _Constant and not passes:
@@ -298,10 +304,11 @@ class CallFacts:
         if dotted is not None:
             self.info.extra.setdefault(RESEEDED, []).append((reseed_owner(self.scope, self.func, dotted), dotted, method))
 
-    def _hand_over(self, arg: ast.AST) -> None:
+    def _hand_over(self, arg: ast.AST, slot: "int | str | None" = None) -> None:
         """An object a project (or unknown) callee made, handed over as an argument (`ds`
         after `ds = Shapes()`, `Block()` in `nn.ModuleList([Block() for _ in range(n)])`):
-        whoever it is handed to may run its protocol (`__getitem__`, `forward`, ...)."""
+        whoever it is handed to may run its protocol (`__getitem__`, `forward`, ...).
+        `slot`: the argument's position or keyword, when `arg` is the argument itself."""
         t = type(arg)
         if t is ast.List or t is ast.Tuple or t is ast.Set:
             parts = arg.elts  # type: ignore[attr-defined]
@@ -317,6 +324,10 @@ class CallFacts:
                 handed = HANDED + made[len(INSTANCE):]
                 for method in self.m.handed_methods:
                     self.add_call(handed, method, part)
+                if slot is not None and part is arg:
+                    # which parameter of the callee receives it (whether the callee calls it)
+                    where = self.span(part) if self.lines is not None else (part.lineno, part.col_offset)
+                    self.info.extra.setdefault(HANDED_SLOTS, []).append((self.scope, where[0], where[1], slot))
 
     def method_marker(self, func: ast.Attribute) -> Optional[str]:
         """The target a call of the method `func` is recorded with (`obj.m` unresolved): a

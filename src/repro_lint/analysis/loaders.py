@@ -11,7 +11,7 @@ from typing import Optional
 
 from repro_lint.analysis.context import Context
 from repro_lint.facts.families.dataloader import FACTS, MAX_DEPTH, loader_catalog
-from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, ModuleInfo
+from repro_lint.facts.model import MADE_CLS, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, ModuleInfo
 from repro_lint.index.program import Program
 
 
@@ -164,12 +164,35 @@ class LoaderResolver:
         kind = desc[0]
         if kind == "call" and desc[1]:
             key = self.class_key(desc[1])
-            return [key] if key else []
+            return [key] if key else self._made_by(desc[1], self.info, depth)
         if kind == "any":
             return [k for d in desc[1] for k in self.dataset_classes(d, depth + 1)]
         if kind in ("name", "self"):
             return [k for d in self._bindings(desc) or () for k in self.dataset_classes(d, depth + 1)]
         return []
+
+    def _made_by(self, qual: str, info: ModuleInfo, depth: int) -> list[str]:
+        """The project classes of what the project functions `qual` names return
+        (`build_dataset(...)` returning `CocoDetection(...)`, a few calls deep); none when
+        one of them may return something else."""
+        index = self.index
+        out: list[str] = []
+        for key in index.resolve(qual, info):
+            mod, scope = index.scope_of(key)
+            minfo = index.modules[mod]
+            made = minfo.summary(RETURNS_MADE).get(scope, ())
+            if not made:
+                return []
+            for m in made:
+                cls = index.class_key(m, minfo) if m not in (MADE_UNKNOWN, MADE_CLS) else None
+                if cls is not None:
+                    out.append(cls)
+                    continue
+                more = self._made_by(m, minfo, depth + 1) if m not in (MADE_UNKNOWN, MADE_CLS) and depth < MAX_DEPTH else []
+                if not more:
+                    return []
+                out.extend(more)
+        return out
 
     def held_generators(self, key: str) -> list[tuple[str, str, str, int]]:
         """(class, attribute, constructor, line) of generator objects the class's instances hold."""
@@ -322,6 +345,33 @@ def may_have_workers(res: LoaderResolver, call: LoaderCall) -> bool:
         if values is None or any(v != 0 for v in values):
             return True
     return False
+
+
+def worker_draw_sources(ctx: Context, res: LoaderResolver, call: LoaderCall) -> Optional[frozenset]:
+    """The RNG sources the code a loader's workers run draws from (its dataset's item methods
+    and a project `collate_fn`, with what they call), or None when that code is not known
+    (a dataset that is not a project class)."""
+    dataset = call.named.get("dataset")
+    classes = res.dataset_classes(dataset) if dataset is not None else []
+    if not classes:
+        return None
+    index = ctx.index
+    starts = []
+    for key in classes:
+        for base in index.class_bases(key):
+            if base not in index.classes:
+                continue
+            binfo, bcls = index.classes[base]
+            starts.extend((binfo.module, f"{bcls.qual}.{name}") for name in _ITEM_METHODS if name in bcls.methods)  # type: ignore[attr-defined]
+    collate = call.named.get("collate_fn")
+    if collate is not None and collate[0] == "qual":
+        starts.extend(index.scope_of(key) for key in index.resolve(collate[1], res.info))
+    return frozenset(
+        ev.data["source"]
+        for mod, scope in index.reach(starts, include_imports=False)
+        for ev in index.modules[mod].events.get(scope, ())
+        if ev.kind == "draw"
+    )
 
 
 # the methods a DataLoader's workers call on its dataset (catalog `program.instance-methods`

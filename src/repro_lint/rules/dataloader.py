@@ -18,7 +18,7 @@ from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
 from repro_lint.analysis.torch_target import reseeds_workers, targets_before
 from repro_lint.facts.families.dataloader import INITIAL_SEED, loader_catalog
-from repro_lint.analysis.loaders import LoaderCall, LoaderResolver, LoaderTarget, given, loader_calls, workers_of
+from repro_lint.analysis.loaders import LoaderCall, LoaderResolver, LoaderTarget, given, loader_calls, worker_draw_sources, workers_of
 from repro_lint.analysis.messages import MAX_RELATED
 
 
@@ -106,6 +106,8 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
         reseeded = reseeds_workers(ctx, module=info)
         if reseeded and not held:
             continue  # the workers reseed the global RNGs themselves (spec, large repositories 8)
+        if not held and _reseeded_in_every_release(ctx, res, call):
+            continue  # older releases reseed python's and torch's RNGs in workers too
         if placement.not_editable(info):
             fix = None
         elif held:
@@ -121,6 +123,15 @@ def dataloader_without_worker_init_fn(ctx: Context, info: ModuleInfo) -> Iterabl
         finding = _lightning_finding(ctx, program, lightning[id(program)])
         if finding is not None:
             yield finding
+
+
+def _reseeded_in_every_release(ctx: Context, res: "LoaderResolver", call: "LoaderCall") -> bool:
+    """Whether the loader's workers are seen to draw, and only from RNGs that every release's
+    workers reseed (python's and torch's), so that a `worker_init_fn` changes nothing. (Seen
+    to draw nothing, they may draw through objects handed to the dataset, an augmentation
+    library's numpy draws among them: the loader stays reported.)"""
+    sources = worker_draw_sources(ctx, res, call)
+    return bool(sources) and sources <= frozenset(catalog.load("dataloading")["workers-reseed-always"])
 
 
 def _held(res: "LoaderResolver", call: "LoaderCall") -> list:

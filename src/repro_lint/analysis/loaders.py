@@ -380,17 +380,21 @@ _ITEM_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
 _WORKER_ONLY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def worker_only_scopes(ctx: Context, program: Program) -> frozenset:
-    """The scopes (module, qualified name) of the dataset methods that only DataLoader workers
-    run in this program: the item methods of the project classes its loaders with workers
-    take, none of which a loader without workers takes. On the releases whose workers reseed
-    python's and numpy's global RNGs from their seed, in a program that seeds torch (or
-    gives those loaders a seeded generator), what these draw from those sources repeats
-    (spec, "Precision on large repositories" 8)."""
-    hit = _WORKER_ONLY.get(program)
+def worker_only_scopes(ctx: Context, program: Program, assume_seeded: bool = False) -> frozenset:
+    """The scopes (module, qualified name) that only DataLoader workers run in this program:
+    the item methods of the project classes its loaders with workers take, none of which a
+    loader without workers takes, and the functions that only those (or functions only they
+    call) call. On the releases whose workers reseed python's and numpy's global RNGs from
+    their seed, in a program that seeds torch (or gives those loaders a seeded generator),
+    what these draw from those sources repeats (spec, "Precision on large repositories" 8).
+    With `assume_seeded`, as if the program seeded torch (what a fix that seeds it makes of them)."""
+    memo = _WORKER_ONLY.get(program)
+    if memo is None:
+        memo = _WORKER_ONLY[program] = {}
+    hit = memo.get(assume_seeded)
     if hit is not None:
         return hit
-    seeded = "torch" in program.seeds()
+    seeded = assume_seeded or "torch" in program.seeds()
     with_workers: set = set()
     without: set = set()
     index = ctx.index
@@ -415,5 +419,30 @@ def worker_only_scopes(ctx: Context, program: Program) -> frozenset:
             for name in _ITEM_METHODS:
                 if name in bcls.methods:  # type: ignore[attr-defined]
                     out.add((binfo.module, f"{bcls.qual}.{name}"))  # type: ignore[attr-defined]
-    hit = _WORKER_ONLY[program] = frozenset(out)
+    hit = memo[assume_seeded] = frozenset(_called_only_from(index, program, out)) if out else frozenset()
     return hit
+
+
+def _called_only_from(index, program: Program, roots: set) -> set:
+    """`roots` and the program's functions that only they, or functions only they call, call
+    (each called somewhere: a scope the program reaches by other means than a call is not)."""
+    scope_set = program.scope_set
+    reached = set(index.reach(list(roots), include_imports=False)) & scope_set
+    if not reached - roots:
+        return set(roots)
+    callers: dict = {}
+    for ref in program.scopes:
+        info = index.modules[ref[0]]
+        for _, keys in index.callees(info, ref[1]):
+            for key in keys:
+                callers.setdefault(index.scope_of(key), set()).add(ref)
+    only = set(roots)
+    changed = True
+    while changed:
+        changed = False
+        for ref in reached - only:
+            refs = callers.get(ref)
+            if refs and refs <= only and ref[1] not in (MODULE_SCOPE, MAIN_SCOPE):
+                only.add(ref)
+                changed = True
+    return only

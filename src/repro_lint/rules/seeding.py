@@ -98,6 +98,18 @@ def _draws_that_count(ctx: Context, program: Program) -> dict:
     return out
 
 
+_IN_WORKERS = "These draws run only in DataLoader workers"
+
+
+def _only_in_workers(ctx: Context, program: Program, source: str, occs: list) -> bool:
+    """Whether every draw of `source` (python's or numpy's) runs only in DataLoader workers
+    that a torch seed would make repeat (releases whose workers reseed those RNGs)."""
+    if source not in ("python", "numpy") or not reseeds_workers(ctx, program=program):
+        return False
+    workers = worker_only_scopes(ctx, program, assume_seeded=True)
+    return bool(workers) and all((o[0].module, o[1]) in workers for o in occs)
+
+
 def _without_seed_draws(program: Program, draws: dict) -> dict:
     """The draws but those that make the run's seed: a value kept under a name that a
     seeding call of the program seeds with (`args.seed = random.randint(...)` when no seed is
@@ -181,6 +193,14 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         serving = why_not_seeded_at_start(ctx, program, draws[source])
         if serving is not None:
             fix, why = None, serving
+        elif "torch" in missing and _only_in_workers(ctx, program, source, draws[source]):
+            # the workers reseed this RNG from the loader's base seed, which torch's seed (the
+            # torch finding's fix) makes repeat: a seed of its own would change nothing
+            fix, why = None, (
+                "These draws run only in DataLoader workers, which reseed this RNG from the loader's base seed: "
+                "seeding torch (the fix of this program's torch finding) makes them repeat, and a seed of its own "
+                "would change nothing."
+            )
         else:
             fix, why = seeding_fix(ctx, program, source)
             if source == "numpy":  # the opt-in `numpy-fix = "generator"`, where the program allows it
@@ -204,7 +224,7 @@ def unseeded_global_rng(ctx: Context, program: Program) -> Iterable[Finding]:
         more = f"; {n} other draw{'s' if n != 1 else ''} in this program" if n else ""
         via = "" if entry_draws else f" (`{first_api}` in an imported module)"
         message = f"{source_label(source)} RNG is drawn from{via} but never seeded in this program{more}"
-        if fix is None and why.startswith(SERVES_REQUESTS):
+        if fix is None and (why.startswith(SERVES_REQUESTS) or why.startswith(_IN_WORKERS)):
             help = sentences(why, "(Not fixed automatically.)")
         else:
             help = sentences(catalog.rule_docs()["RPL101"].help or "", unfixed(why) if fix is None else "")

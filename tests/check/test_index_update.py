@@ -245,7 +245,7 @@ REGISTRY = {
     ),
     "sample.py": (
         "import sys\n\nimport torch\n\nfrom nets import MODELS\n\n\n"
-        "def main(name):\n    torch.manual_seed(0)\n    model = MODELS[name]()\n    print(model)\n\n\n"
+        "def main(name):\n    torch.manual_seed(0)\n    model = MODELS[name]().cuda()\n    print(model)\n\n\n"
         "if __name__ == '__main__':\n    main(sys.argv[1])\n"
     ),
 }

@@ -219,8 +219,8 @@ def test_a_config_that_seeds_is_the_programs_seed(project):
         if __name__ == "__main__":
             with open(sys.argv[1]) as fin:
                 hparams = load_hyperpyyaml(fin)
-            model = torch.nn.Conv2d(3, 8, 3)
-            print(model(torch.rand(1, 3, 8, 8)))
+            model = torch.nn.Conv2d(3, 8, 3).cuda()
+            print(model(torch.rand(1, 3, 8, 8).cuda()))
     """})
     assert not at(found, "RPL101")
     assert [f.location.line for f in at(found, "RPL401")] == [8]  # intent, reported at the load

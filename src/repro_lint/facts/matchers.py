@@ -145,6 +145,8 @@ class Matchers:
         self.hydra_factories = frozenset(frameworks["by-name"]["hydra"])
         self.optimizer_hints = tuple(prog["optimizer-name-hints"])
         self.uses_torch_prefixes = tuple(prog["uses-torch-prefixes"])
+        self.device_prefixes = tuple(prog.get("device-call-prefixes", ()))
+        self.device_keywords = frozenset(prog.get("device-keywords", ()))
         self.other_frameworks = frozenset(prog.get("other-frameworks", ()))
         self.module_bases = frozenset(prog["module-bases"])
         self.instance_methods = tuple(prog["instance-methods"])

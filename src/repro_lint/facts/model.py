@@ -307,7 +307,10 @@ BODY_FIELDS = ("events", "calls", "constants", "loops", "extra")
 # What whole-project questions (asked of every module, not of the reached ones) need of a
 # module's body, by name: stored with its outline, so that they decode no body
 # (`ModuleInfo.summary`). These are the core walk's; the families add theirs (`Family.summaries`).
-CORE_SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {"event_scopes": _event_scopes}
+CORE_SUMMARIES: dict[str, Callable[[ModuleInfo], Any]] = {
+    "event_scopes": _event_scopes,
+    "device_scopes": lambda info: tuple(info.extra.get("device_scopes", ())),
+}
 # ModuleInfo.extra key: the modules `from m import *` brings names from, in import order
 # (`names.Resolver.star_imports`); the index resolves the names they leave unbound
 STAR_IMPORTS = "star_imports"
@@ -378,6 +381,9 @@ HANDED = "@handed:"
 # ModuleInfo.extra key: where an object is handed over as an argument, and to which parameter:
 # (scope, line, col, position or keyword) of the argument (the `HANDED` calls' place)
 HANDED_SLOTS = "handed_slots"
+# ModuleInfo.extra key: the scopes that put work on an accelerator (`.cuda()`, `.to(device)`,
+# `device=` keywords, catalog `device-call-prefixes`)
+DEVICE_SCOPES = "device_scopes"
 # ModuleInfo.extra key: function scope -> the names of its parameters it calls (`scaler(loss)`)
 PARAM_CALLS = "param_calls"
 

@@ -190,6 +190,33 @@ class Program:
                 return True
         return False
 
+    def may_use_device(self) -> bool:
+        """Whether the program may put work on an accelerator: it trains (on whatever device
+        its configuration names), a reached scope moves something to a device or names one
+        (`DEVICE_SCOPES`), or a framework, trainer or process launcher of it may pick the GPU
+        itself. Without, it runs on the CPU."""
+        for _, _, ev in self.events("trainer", "runner", "handoff", "train"):
+            # (a program that trains may do it on whatever device its configuration names)
+            if ev.kind != "train" or ev.data.get("what") in ("backward", "step"):
+                return True
+        modules = self.index.modules
+        for mod, scope in self.scopes:
+            if scope in modules[mod].summary("device_scopes"):
+                return True
+        return False
+
+    def cuda_settings_matter(self, cpu_ops: bool = False) -> bool:
+        """Whether the CUDA determinism settings (cuDNN's flags, the cuBLAS workspace; with
+        `cpu_ops`, deterministic algorithms) can matter to the program: it may put work on
+        an accelerator, or sets such settings itself (its author runs it where they matter).
+        Deterministic algorithms also govern a few CPU operations (scatter and index writes,
+        the catalog's nondeterministic operations): with `cpu_ops`, a program that reaches one
+        counts too. A program whose only sign of intent is a seed and that runs on the CPU (a
+        script that writes initial weights, a conversion) gets none of them."""
+        for _ in self.events("flag", "switch", "env", *(("ndop",) if cpu_ops else ())):
+            return True
+        return self.may_use_device()
+
     def uses_torch(self) -> bool:
         roots = {imp[0].partition(".")[0] for imp in self.entry.imports}
         if roots & self.index.m.other_frameworks and "torch" not in roots:

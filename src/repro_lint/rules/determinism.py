@@ -190,7 +190,7 @@ def _reaches_raising(raising: list) -> str:
 def cudnn_nondeterministic(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
     # (the cuDNN flags govern convolutions and recurrent layers: nothing else the program runs)
-    if not (st.intent and st.uses_torch and program.uses_cudnn()):
+    if not (st.intent and st.uses_torch and program.uses_cudnn() and program.cuda_settings_matter()):
         return
     wrong = st.wrong.get(CUDNN_DETERMINISTIC, [])
     for info, _, ev in wrong:
@@ -334,7 +334,7 @@ def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
 @rule("RPL403", per="program", follows="intent")
 def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Finding]:
     st = state_of(ctx, program)
-    if not (st.intent and st.uses_torch):
+    if not (st.intent and st.uses_torch and program.cuda_settings_matter(cpu_ops=True)):
         return
     warn = _warn_only(ctx)
     safety = "safe" if warn else "unsafe"
@@ -454,7 +454,7 @@ def cublas_workspace_config(ctx: Context, program: Program) -> Iterable[Finding]
     st = state_of(ctx, program)
     cublas = flags()["cublas"]
     variable = cublas["variable"]
-    if not st.enabling or variable in st.covered:
+    if not st.enabling or variable in st.covered or not program.cuda_settings_matter():
         return
     target = program_target(ctx, program)
     if not target.admits_before(cublas["removed-in"]):

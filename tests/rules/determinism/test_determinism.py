@@ -305,7 +305,7 @@ def test_hydra_app_inserts_into_the_main_function(project):
     project(
         "app.py",
         "import hydra\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n\n"
-        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Conv2d(3, 8, 3)\n\n\n"
+        "@hydra.main(config_path=None, version_base=None)\ndef main(cfg):\n    nn.Conv2d(3, 8, 3).cuda()\n\n\n"
         'if __name__ == "__main__":\n    main()\n',
     )
     found = findings(project.root)

@@ -45,8 +45,11 @@ class AssignmentFacts:
         value = stmt.value  # type: ignore[attr-defined]
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
         if value is not None:
-            if type(value) is ast.Call:
+            tv = type(value)
+            if tv is ast.Call:
                 self.value_call = value
+            elif tv is ast.Constant and value.value.__class__ is str and value.value[:4] == "cuda":  # type: ignore[attr-defined]
+                self._uses_device()  # type: ignore[attr-defined]  # (`device = "cuda"`)
             self._visit_header(value)
         for target in targets:
             self._visit_target(target, value, stmt)

@@ -14,7 +14,7 @@ import builtins
 from typing import Any, Optional
 
 from repro_lint.facts.hooks import LITERAL_TYPES
-from repro_lint.facts.model import HANDED, HANDED_SLOTS, INSTANCE, PARAM_CALLS, ITEM, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
+from repro_lint.facts.model import DEVICE_SCOPES, HANDED, HANDED_SLOTS, INSTANCE, PARAM_CALLS, ITEM, LIBRARY, MODULE_SCOPE, NAME_REF, REF_CALL, REF_HANDED, REF_WORKER, RETURNED, SELF_CALL, SELF_REF, SUPER_CALL
 from repro_lint.facts.syntax import NOT_LITERAL, get_arg, has_kwargs, literal
 
 _Name = ast.Name
@@ -44,6 +44,16 @@ _MAX_RECEIVER_STEPS = 16
 ITEM_CALLS = "item_calls"
 # ModuleInfo.extra key: objects seeded by a method after they are made: (owner, dotted name, method)
 RESEEDED = "reseeded"
+
+
+# device values that keep the work on the host
+_HOST = frozenset(["cpu", "meta", None])
+
+
+def names_cuda(node: ast.AST) -> bool:
+    """Whether a constant names a CUDA device (`"cuda"`, `"cuda:1"`)."""
+    v = node.value  # type: ignore[attr-defined]
+    return v.__class__ is str and v[:4] == "cuda"
 
 
 def reseed_owner(scope: str, fn: Any, dotted: str) -> str:
@@ -138,6 +148,8 @@ class CallFacts:
         if node is self.value_call:
             self.value_qual = qual
         m = self.m
+        if tf is _Attribute and (last == "cuda" or last == "to" and self._moves(node)) or qual is not None and qual.startswith(m.device_prefixes):
+            self._uses_device()
         if qual is not None:
             self._resolved_call(node, qual)
             last = qual.rpartition(".")[2]
@@ -244,14 +256,19 @@ class CallFacts:
             elif ta is _Attribute and refs:
                 if not self._maybe_ref(arg, ref_how):
                     self._hand_over(arg, slot)
-            elif ta is _Constant and not passes:
-                v = arg.value  # type: ignore[attr-defined]
-                passes = v.__class__ in LITERAL_TYPES and v in literals
+            elif ta is _Constant:
+                if names_cuda(arg):
+                    self._uses_device()
+                if not passes:
+                    v = arg.value  # type: ignore[attr-defined]
+                    passes = v.__class__ in LITERAL_TYPES and v in literals
             elif refs and (ta is ast.Call or ta in _CONTAINERS):
-                self._hand_over(arg)
+                self._hand_over(arg, slot)
         for kw in node.keywords:
             v = kw.value
             ta = type(v)
+            if kw.arg in m.device_keywords and not self._follows(v) or ta is _Constant and names_cuda(v):
+                self._uses_device()
             if ta is _Name:
                 ref = self.r.scope.lookup(v.id)
                 if ref is not None and ref.split(".", 1)[0] not in roots:
@@ -277,6 +294,41 @@ class CallFacts:
             hooks = self.hooks_for_plain.get(last, self.hooks_any_plain)  # type: ignore[arg-type]
         for hook in hooks:
             hook(self, node, qual)
+
+    def _moves(self, call: ast.Call) -> bool:
+        """Whether `x.to(...)` may move `x` to another device: not to the CPU, a dtype, or
+        where another tensor (`y.device`) or the caller (a parameter) already decided."""
+        args = call.args
+        if not args:
+            return any(kw.arg == "device" and not self._follows(kw.value) or kw.arg is None for kw in call.keywords)
+        first = args[0]
+        t = type(first)
+        if t is _Attribute and type(first.value) is _Name and first.value.id == "torch":  # type: ignore[attr-defined]
+            return first.attr == "device"  # type: ignore[attr-defined]  # (`torch.float16`: a dtype)
+        if t is _Attribute and first.attr == "dtype" or t is _Name and first.id.endswith("dtype"):  # type: ignore[attr-defined]
+            return False  # (`x.to(y.dtype)`, `x.to(dtype)`)
+        if t is ast.Call:
+            # `torch.get_default_dtype()` and the like (a `torch.device(...)` is marked itself)
+            inner = first.func  # type: ignore[attr-defined]
+            return not (type(inner) is _Attribute and type(inner.value) is _Name and inner.value.id == "torch")
+        return not self._follows(first)
+
+    def _follows(self, value: ast.AST) -> bool:
+        """Whether a device value keeps the work where it is: "cpu", None, another tensor's
+        device (`x.device`), or a parameter (the caller's value, marked where it is given)."""
+        t = type(value)
+        if t is _Constant:
+            return value.value in _HOST  # type: ignore[attr-defined]
+        if t is _Attribute:
+            return value.attr == "device"  # type: ignore[attr-defined]
+        fn = self.func
+        return t is _Name and fn is not None and value.id in fn.params  # type: ignore[attr-defined]
+
+    def _uses_device(self) -> None:
+        """This scope may put work on an accelerator (`DEVICE_SCOPES`)."""
+        scopes = self.info.extra.setdefault(DEVICE_SCOPES, [])
+        if self.scope not in scopes:
+            scopes.append(self.scope)
 
     def _star_catalog_qual(self, dotted: str) -> Optional[str]:
         """`randrange` after `from random import *` (`random.randrange`), `random.rand` after

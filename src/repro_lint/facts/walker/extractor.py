@@ -20,7 +20,7 @@ from sys import intern
 from typing import Any, Optional
 
 from repro_lint.facts.walker.assignments import AssignmentFacts
-from repro_lint.facts.walker.calls import CallFacts
+from repro_lint.facts.walker.calls import CallFacts, names_cuda
 from repro_lint.facts.walker.callables import CallableValues
 from repro_lint.core.deep_stack import run_deep
 from repro_lint.facts.hooks import call_hook_table, hook_set, registry
@@ -560,9 +560,13 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         args = node.args
         for default in args.defaults:
             self._visit_header(default)
+            if type(default) is _Constant and names_cuda(default):
+                self._uses_device()  # (`def main(device="cuda")`: where the function is defined)
         for default in args.kw_defaults:
             if default is not None:
                 self._visit_header(default)
+                if type(default) is _Constant and names_cuda(default):
+                    self._uses_device()
         prefix = [*self.prefix, node.name]
         qual = ".".join(prefix)
         decorators = []

@@ -32,6 +32,12 @@ def options(infos) -> list[str]:
         if facts:
             found.update(facts["options"])
             unset.update(facts.get("none", ()))
+            # a dict of defaults built where a parser is made, which gives it its options
+            # (`add_dict_to_argparser(parser, dict(seed=42))`)
+            made = facts.get("parser_made", ())
+            for scope, keys in facts.get("dict_options", {}).items():
+                if scope in made:
+                    found.update(keys)
     found -= unset
     return [a for a in names()["attrs"] if a in found]
 

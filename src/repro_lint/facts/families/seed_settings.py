@@ -77,6 +77,12 @@ def _on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
                 facts.setdefault("none", []).append(dest)
     elif method in dataclass_parsers()[1]:
         _dataclasses_parsed(ex, node)
+    elif (method or (func.id if isinstance(func, ast.Name) else None)) == "ArgumentParser":
+        # a parser made here: a dict of defaults the scope builds may give its options
+        # (`add_dict_to_argparser(parser, dict(seed=42, ...))`)
+        made = _facts(ex).setdefault("parser_made", [])
+        if ex.scope not in made:
+            made.append(ex.scope)
     elif qual in dataclass_parsers()[0]:
         _dataclass_parser(ex, node)
     elif method in _PARSE_METHODS:
@@ -156,6 +162,10 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
                 _attr(ex, ".".join(ex.prefix), ident)
             return
         value = stmt.value  # type: ignore[attr-defined]
+        if ex.func is not None and value is not None:
+            keys = _seed_keys(value)
+            if keys:
+                _facts(ex).setdefault("dict_options", {}).setdefault(ex.scope, []).extend(keys)
         if ident in known["seed_names"] and ex.func is not None and value is not None:
             _facts(ex)["locals"].setdefault(ex.scope, []).append((ident, ex.span(stmt)))
             return
@@ -176,6 +186,19 @@ def _on_assign(ex: Extractor, stmt: ast.stmt) -> None:
             _attr(ex, ex.scope.rpartition(".")[0], target.attr)  # type: ignore[attr-defined]
 
 
+def _seed_keys(value: ast.AST) -> list[str]:
+    """The seed settings (catalog `seed-attributes`) a dict display or `dict(...)` call names,
+    with a value other than None: `dict(ckpt="m.pt", seed=42)`."""
+    attrs = names()["attr_set"]
+    if type(value) is ast.Call and isinstance(value.func, ast.Name) and value.func.id == "dict":  # type: ignore[attr-defined]
+        pairs = [(kw.arg, kw.value) for kw in value.keywords if kw.arg]  # type: ignore[attr-defined]
+    elif type(value) is ast.Dict:
+        pairs = [(k.value, v) for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant)]  # type: ignore[attr-defined]
+    else:
+        return []
+    return [k for k, v in pairs if k in attrs and not (isinstance(v, ast.Constant) and v.value is None)]
+
+
 def _attr(ex: Extractor, cls: str, attr: str) -> None:
     attrs = _facts(ex)["attrs"].setdefault(cls, [])
     if attr not in attrs:
@@ -184,7 +207,7 @@ def _attr(ex: Extractor, cls: str, attr: str) -> None:
 
 def _call_names() -> frozenset:
     return frozenset(
-        ["add_argument", *_PARSE_METHODS, *dataclass_parsers()[1], *(c.rpartition(".")[2] for c in dataclass_parsers()[0])]
+        ["add_argument", "ArgumentParser", *_PARSE_METHODS, *dataclass_parsers()[1], *(c.rpartition(".")[2] for c in dataclass_parsers()[0])]
     )
 
 

@@ -11,8 +11,9 @@ The spec's section "Fixes: what they may change, where they go, which seed they 
 - The seed is the user's: the expression of the program's own seeding call where it is valid;
   else its seed setting in scope (a `seed` parameter, `args.seed` where the parser defines
   `--seed`, `cfg.seed` where the Hydra config defines it, `self.seed`); else, for a loader's
-  `generator=`, `torch.initial_seed()` when the program seeds torch; a new `SEED` constant
-  only in the entry module, as a last resort.
+  `generator=`, `torch.initial_seed()` when every process that runs it seeds torch (not a
+  function that `mp.spawn` runs in processes that never do); a new `SEED` constant only in the
+  entry module, as a last resort.
 - Nothing is added at module level of a library module (one another project module
   imports), and test files are never edited. Where no place satisfies this, the fix is not
   offered and the finding says why.
@@ -31,11 +32,11 @@ from repro_lint.core.edits import InsertStatements, SeedSpec
 from repro_lint.index.program import Program
 from repro_lint.facts.model import MAIN_SCOPE, MODULE_SCOPE, Event, ModuleInfo, is_reference
 from repro_lint.facts.walker.module_body import CONSTANT_LINES
-from repro_lint.analysis.context import Context, program_cache
+from repro_lint.analysis.context import Context, line_words, program_cache
 from repro_lint.analysis import by_name, seed_settings
 from repro_lint.index import hydra_configs
 from repro_lint.index.typed_reach import call_seeds
-from repro_lint.analysis.training import draw_launches, in_loop, training_of, trains
+from repro_lint.analysis.training import draw_launches, in_loop, training_of, trains, unseeded_launch
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -240,7 +241,12 @@ def _checked_first(ev: Event, expr: str) -> bool:
     if "guard" not in ev.data:
         return False
     guard = ev.data["guard"]
-    return guard is None or re.search(rf"(?<![\w.]){re.escape(expr)}(?!\w)", guard[0]) is not None
+    if guard is None:
+        return True
+    # the expression itself, or a seed it is made from (`torch.manual_seed(args.seed + gpu)`
+    # under `if args.seed is not None:`, where the sum raises outside the check)
+    parts = [expr, *(p for p in re.findall(r"[A-Za-z_][\w.]*", expr) if "seed" in p.lower() and p != expr)]
+    return any(re.search(rf"(?<![\w.]){re.escape(p)}(?![\w])", guard[0]) is not None for p in parts)
 
 
 def _seeder_call(ctx: Context, info: ModuleInfo, ev: Event) -> bool:
@@ -431,6 +437,18 @@ def seed_for(ctx: Context, info: ModuleInfo, scope: str, pos: tuple, generator: 
                 f"the program seeds torch only further down (`{late}`), so `torch.initial_seed()` here would not "
                 "follow its seed; build this after the seeding call, or pass the seed in"
             )
+        for program in programs:
+            launch = unseeded_launch(ctx, program, info, scope, "torch")
+            if launch is not None:
+                # the program's seed is the parent's: the processes it starts for the function
+                # that gets here never seed torch, and their `initial_seed()` is a fresh random one
+                where = launch.info.path if launch.info is not info else ""
+                return (
+                    f"this runs in the processes that `{launch.event.data['api']}` starts for `{launch.name}` "
+                    f"({line_words(launch.info, launch.event.line)}{' of ' + where if where else ''}), which never seed "
+                    "torch: `torch.initial_seed()` there is a new random seed on every run; seed torch at the start "
+                    f"of `{launch.name}`, a seed of each process's own (RPL202), and `torch.initial_seed()` then follows it"
+                )
         return INITIAL_SEED
     if unreached and info.module.rpartition(".")[0] in ctx.index.modules:
         # a package module's own `__main__` (a self-test) does not run this code: the program

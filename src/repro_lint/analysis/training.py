@@ -244,6 +244,45 @@ def in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
     return any(a <= line <= b for a, b in info.loops.get(scope, ()))
 
 
+# -- the processes a launch starts ------------------------------------------------------------
+def launch_reach(ctx: Context, launch: Launch) -> frozenset:
+    """The scopes the processes a launch starts run: the function handed over and what it
+    reaches (worked out once per check and function)."""
+    cache = ctx.__dict__.setdefault("_launch_reach", {})
+    hit = cache.get(launch.target)
+    if hit is None:
+        index = ctx.index
+        hit = cache[launch.target] = frozenset(index.reach([index.scope_of(launch.target)], include_imports=False))
+    return hit
+
+
+def launch_seeds(ctx: Context, program: Program, launch: Launch, source: str) -> bool:
+    """Whether the processes a launch starts seed `source` themselves: the function handed over
+    seeds it (itself or through what it calls), or the new process re-runs the module level
+    of the program's entry (spawn re-imports the main module) and that seeds it. A seed the
+    parent process made before the launch does not pass to them."""
+    index = ctx.index
+    if source in index.effects(launch.target).seeds:
+        return True
+    if launch.runs != "module":
+        return False
+    entry = program.entry
+    return any(
+        source in index.seed_sources(entry, ev) for ev in entry.events.get(MODULE_SCOPE, ()) if ev.kind in ("seed", "seedcand")
+    )
+
+
+def unseeded_launch(ctx: Context, program: Program, info: ModuleInfo, scope: str, source: str) -> Optional[Launch]:
+    """A launch of the program (`mp.spawn`, submitit) whose processes run `scope` without ever
+    seeding `source`: there the source's state is a fresh one on every run, whatever the
+    program's own seed (RPL202 reports the hand-off)."""
+    ref = (info.module, scope)
+    for launch in draw_launches(ctx, program):
+        if ref in launch_reach(ctx, launch) and not launch_seeds(ctx, program, launch, source):
+            return launch
+    return None
+
+
 _CACHE: "weakref.WeakKeyDictionary[Program, Training]" = program_cache()
 
 

@@ -96,15 +96,45 @@ if __name__ == "__main__":
     main()
 '''
 
+# A seeded program that builds its loader anew every epoch (EXTRA_DRAW adds a draw from the
+# global generator in each epoch, as a model that samples a mask would).
+EPOCH_LOADER = '''
+import argparse
+import os
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    model = torch.nn.Linear(4, 2)
+    ds = list(range(16))
+    for epoch in range(4):
+        if os.environ.get("EXTRA_DRAW"):
+            torch.rand(1)
+        loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=1)
+        print([batch.tolist() for batch in loader], model.weight.shape)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
 # torch 1.8's workers do not reseed numpy: there the documented seed_worker is the RPL302 fix
 OLD_TORCH = "torch>=1.8\n"
 
 
-def run_script(path, extra_env=None):
+def run_script(path, extra_env=None, args=()):
     env = dict(os.environ)
     env.pop("EXTRA_DRAW", None)
     env.update(extra_env or {})
-    proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(path), *args], cwd=path.parent, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -184,3 +214,21 @@ def test_loader_generator_isolates_the_order_from_other_draws(project, cli):
     fix(cli, project.root, "RPL301")
     assert "generator=torch.Generator().manual_seed(0)" in script.read_text()
     assert run_script(script) == run_script(script, {"EXTRA_DRAW": "1"})
+
+
+def test_a_loader_built_every_epoch_gets_one_generator_made_before_the_loop(project, cli):
+    # a generator made in the call would restart every epoch: every epoch the same order
+    script = project("train.py", textwrap.dedent(EPOCH_LOADER).lstrip())
+    fix(cli, project.root, "RPL301")
+    fixed = script.read_text()
+    assert "    g = torch.Generator().manual_seed(args.seed)\n    for epoch in range(4):\n" in fixed
+    assert "DataLoader(ds, batch_size=4, shuffle=True, num_workers=1, generator=g)" in fixed
+    first = run_script(script)
+    epochs = first.splitlines()
+    assert len(epochs) == 4 and len(set(epochs)) == 4  # each epoch its own order
+    assert first == run_script(script)  # the same seed repeats them
+    assert first == run_script(script, {"EXTRA_DRAW": "1"})  # other draws do not move them
+    assert first != run_script(script, args=("--seed", "1"))  # the user's seed still decides
+
+    proc = cli("check", project.root, "--no-cache", "--select", "RPL301", cwd=project.root)
+    assert proc.returncode == 0, proc.stdout

@@ -14,6 +14,9 @@ The spec's section "Fixes: what they may change, where they go, which seed they 
   `generator=`, `torch.initial_seed()` when every process that runs it seeds torch (not a
   function that `mp.spawn` runs in processes that never do); a new `SEED` constant only in the
   entry module, as a last resort.
+- An RNG object a fix makes (a loader's generator) is made once per run: before the loop that
+  builds the loader anew every epoch, and not at all in a helper that a loop calls again and
+  again (`made_once`).
 - Nothing is added at module level of a library module (one another project module
   imports), and test files are never edited. Where no place satisfies this, the fix is not
   offered and the finding says why.
@@ -36,7 +39,7 @@ from repro_lint.analysis.context import Context, line_words, program_cache
 from repro_lint.analysis import by_name, seed_settings
 from repro_lint.index import hydra_configs
 from repro_lint.index.typed_reach import call_seeds
-from repro_lint.analysis.training import draw_launches, in_loop, training_of, trains, unseeded_launch
+from repro_lint.analysis.training import draw_launches, in_loop, loop_around, training_of, trains, unseeded_launch
 
 # A seed expression for a loader's `generator=` that follows the seed the program gave torch.
 INITIAL_SEED = SeedSpec("torch.initial_seed()")
@@ -479,6 +482,194 @@ def _torch_seeded_later(ctx: Context, programs: Sequence[Program], info: ModuleI
                 return ""  # seeded elsewhere, or before: `initial_seed()` follows it
             later = later or ev.data.get("api") or ev.data.get("target") or "its seeding call"
     return later
+
+
+# -- objects made once: a generator a fix adds must not restart every iteration --------------
+@dataclass(frozen=True)
+class Hoisted:
+    """Where a fix makes an RNG object once, before the loop that runs the code that uses it
+    again and again (a loader built every epoch gets a generator made before the epoch loop),
+    and the seed valid there."""
+
+    anchor: tuple  # the span of the loop statement
+    seed: SeedSpec
+
+
+def made_once(
+    ctx: Context, info: ModuleInfo, scope: str, ev: Event, loops: Optional[Sequence[tuple]] = None,
+    generator: bool = False, source: Optional[str] = None,
+) -> Union[SeedSpec, Hoisted, str]:
+    """The seed of an RNG object that a fix makes (or seeds) for the code of `ev` (a loader's
+    `generator=`, a pipeline's `seed=`, a generator object's seed), such that the object is
+    made once per run, or why no such place is known.
+
+    An object made in a loop restarts on every iteration: every epoch's loader would shuffle
+    the same way, where the program's own draws from the global generator differ from epoch to
+    epoch. A loop that reseeds `source` (None: any source) in each iteration before `pos`
+    restarts the program's stream on purpose: an object made in it may restart with it, seeded
+    with what the loop seeded (`torch.initial_seed()` where the expression is not in scope).
+    With `loops` (the spans of the `for`/`while` statements around `pos` in its body,
+    outermost first) the object is made before the outermost of them that does not reseed,
+    with the seed valid there. Without (None), any loop around `pos` that does not reseed means
+    no place. Either way, code of a function that a loop calls again and again without
+    reseeding (a `make_loader` helper called every epoch) gets none: the object would have to
+    be made in the caller and passed in, which the index cannot prove right."""
+    pos = ev.pos
+    again = _run_again(ctx, info, scope, ev, source)
+    if again:
+        return again
+    if loops is None:
+        loop = loop_around(info, scope, pos[0])
+        if loop is None:
+            return seed_for(ctx, info, scope, pos, generator=generator)
+        if not _reseeds_between(ctx, info, scope, (loop[0], 0), pos, source):
+            return (
+                f"it runs on every iteration of the loop on {line_words(info, loop[0])}, so a seed given here would "
+                "restart it every time (every iteration the same draws); make it once before the loop"
+            )
+        return _following_reseed(ctx, info, scope, (loop[0], 0), pos, generator, source)
+    reseeded = None
+    for span in loops:
+        start = (span[0], span[1])
+        if _reseeds_between(ctx, info, scope, start, pos, source):
+            reseeded = reseeded or start
+            continue  # reseeded in each iteration: what is made in it may restart with the stream
+        if scope == MODULE_SCOPE and is_library(ctx, info):
+            return (
+                f"it is built on every iteration of the loop on {line_words(info, span[0])}, at the module level of a "
+                "module other modules import, where no statement may be added; make one generator before the loop"
+            )
+        if reseeded is not None:
+            spec = _following_reseed(ctx, info, scope, reseeded, start, generator, source)
+        else:
+            spec = seed_for(ctx, info, scope, start, generator=generator)
+        if isinstance(spec, str):
+            return spec
+        return Hoisted(tuple(span), spec)
+    if reseeded is not None:
+        return _following_reseed(ctx, info, scope, reseeded, pos, generator, source)
+    return seed_for(ctx, info, scope, pos, generator=generator)
+
+
+def _following_reseed(
+    ctx: Context, info: ModuleInfo, scope: str, start: tuple, pos: tuple, generator: bool, source: Optional[str],
+) -> Union[SeedSpec, str]:
+    """The seed at `pos` of an object made after a loop of `scope` reseeds (between `start` and
+    `pos`): the expression of that seeding where it is the one in scope, else, for torch,
+    `torch.initial_seed()` (the seed just given), else the seed in scope."""
+    items = [it for it in body_items(ctx, info, (scope,)) if _seeds(it, source) and start <= it.pos < pos]
+    spec = seed_for(ctx, info, scope, pos, generator=generator)
+    expr = _seed_expression(ctx, info, items[-1]) if items else None
+    if isinstance(spec, SeedSpec) and spec.expr is not None and spec.expr == expr:
+        return spec
+    if generator and items and "torch" in items[-1].sources:
+        return INITIAL_SEED
+    return spec
+
+
+def _seeds(item: Item, source: Optional[str]) -> bool:
+    return item.kind == "seed" and (source is None or source in item.sources)
+
+
+def _reseeds_between(ctx: Context, info: ModuleInfo, scope: str, start: tuple, pos: tuple, source: Optional[str]) -> bool:
+    """Whether the body of `scope` seeds `source` (None: any source), itself or through project
+    code, between `start` and `pos`."""
+    return any(_seeds(it, source) and start <= it.pos < pos for it in body_items(ctx, info, (scope,)))
+
+
+def _run_again(ctx: Context, info: ModuleInfo, scope: str, ev: Event, source: Optional[str]) -> str:
+    """Why the function `scope` runs more than once in a run without reseeding `source` before
+    `ev`: a loop of a program that reaches it calls it (directly or through other functions)
+    and nothing on the way seeds. "" when no such loop is seen."""
+    if scope in (MODULE_SCOPE, MAIN_SCOPE) or scope not in info.functions:
+        return ""
+    ref = (info.module, scope)
+    for program in programs_reaching(ctx, info, scope):
+        hit = _repeated_scopes(ctx, program, source, ev.kind).get(ref)
+        if hit is None:
+            continue
+        if _reseeds_between(ctx, info, scope, (0, 0), ev.pos, source):
+            return ""  # it reseeds each time it runs, before this
+        linfo, loop_line, line, name = hit
+        short = scope.rpartition(".")[2]
+        where = f"{line_words(linfo, loop_line)}{' of ' + linfo.path if linfo is not info else ''}"
+        if name == short:
+            how = f"is called on {line_words(linfo, line)}, on every iteration of the loop on {where}"
+        else:
+            how = f"runs on every iteration of the loop on {where} (through `{name}`, {line_words(linfo, line)})"
+        return (
+            f"`{short}` {how}, so a generator made in it would "
+            "restart on every call and each call's loader would shuffle the same way (every epoch the same order); "
+            "make one before that loop and pass it in"
+        )
+    return ""
+
+
+_REPEATED: "weakref.WeakKeyDictionary[Program, dict]" = program_cache()
+
+
+def _repeated_scopes(ctx: Context, program: Program, source: Optional[str], kind: str) -> dict:
+    """The program's functions that a loop runs again and again without reseeding `source`
+    (None: any) and that hold events of `kind` (what fixes ask about: most functions a
+    training loop reaches hold none): scope -> (module info, line of the loop, line of its
+    call, name called there). From each call of project code in a loop's body (not its
+    header) of the program's scopes, down through the calls of the functions reached,
+    stopping at functions that seed (they restart the stream each time they run) and at loops
+    that reseed before the call. Worked out once per program, source and kind, when a fix asks."""
+    per_program = _REPEATED.get(program)
+    if per_program is None:
+        per_program = _REPEATED[program] = {}
+    hit = per_program.get((source, kind))
+    if hit is not None:
+        return hit
+    index = ctx.index
+    out: dict = {}
+    seen: set = set()
+    todo: list = []
+    building = index.m.building_methods
+    reseeded: dict = {}  # scope -> positions of its seeding statements (`body_items`)
+
+    def seeds_between(cinfo: ModuleInfo, scope: str, start: tuple, pos: tuple) -> bool:
+        at = reseeded.get((cinfo.module, scope))
+        if at is None:
+            at = reseeded[(cinfo.module, scope)] = [it.pos for it in body_items(ctx, cinfo, (scope,)) if _seeds(it, source)]
+        return any(start <= p < pos for p in at)
+
+    def callees_of(cinfo: ModuleInfo, scope: str):
+        for call, keys in index.callees(cinfo, scope):
+            if is_reference(call):
+                continue  # handed over: when (and how often) it runs is not known here
+            if call[0] is not None and any(_instantiates(ctx, call[0], k) for k in keys):
+                keys = tuple(k for k in keys if k.rpartition(".")[2] in building or not _instantiates(ctx, call[0], k))
+            yield call, keys
+
+    for mod, scope in program.scopes:
+        cinfo = index.modules[mod]
+        if not cinfo.loops.get(scope):
+            continue
+        for call, keys in callees_of(cinfo, scope):
+            loop = loop_around(cinfo, scope, call[2])
+            if loop is None or not keys or seeds_between(cinfo, scope, (loop[0], 0), (call[2], call[3])):
+                continue
+            name = (call[0] or call[1] or "").rpartition(".")[2]
+            for key in keys:
+                todo.append((index.scope_of(key), (cinfo, loop[0], call[2], name)))
+    while todo:
+        ref, why = todo.pop()
+        if ref in seen or ref[0] not in index.modules:
+            continue
+        seen.add(ref)
+        if any(e.kind == kind for e in index.modules[ref[0]].events.get(ref[1], ())):
+            out[ref] = why
+        key = f"{ref[0]}.{ref[1]}" if ref[0] else ref[1]
+        seeds = index.effects(key).seeds
+        if seeds if source is None else source in seeds:
+            continue  # it seeds: what it runs restarts with the program's stream
+        for _, keys in callees_of(index.modules[ref[0]], ref[1]):
+            for k in keys:
+                todo.append((index.scope_of(k), why))
+    per_program[(source, kind)] = out
+    return out
 
 
 def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> Sequence[Program]:

@@ -244,6 +244,17 @@ def in_loop(info: ModuleInfo, scope: str, line: int) -> bool:
     return any(a <= line <= b for a, b in info.loops.get(scope, ()))
 
 
+def loop_around(info: ModuleInfo, scope: str, line: int) -> Optional[tuple]:
+    """The innermost `for`/`while` statement of `scope` (its first and last lines) whose body
+    holds `line`: what is there runs once per iteration. A call on the loop's first line is
+    taken to be its header (`for batch in make_loader(args):` makes one loader)."""
+    best = None
+    for a, b in info.loops.get(scope, ()):
+        if a < line <= b and (best is None or a > best[0]):
+            best = (a, b)
+    return best
+
+
 # -- the processes a launch starts ------------------------------------------------------------
 def launch_reach(ctx: Context, launch: Launch) -> frozenset:
     """The scopes the processes a launch starts run: the function handed over and what it

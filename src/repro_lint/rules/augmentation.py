@@ -51,7 +51,7 @@ def _pipeline_fix(ctx: Context, info: ModuleInfo, scope: str, ev: Event, alb: di
     why = placement.not_editable(info)
     if why:
         return why
-    spec = placement.seed_for(ctx, info, scope, ev.pos, generator=True)
+    spec = placement.made_once(ctx, info, scope, ev, generator=True)
     if isinstance(spec, str):
         return spec
     if spec is placement.INITIAL_SEED:

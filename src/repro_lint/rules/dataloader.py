@@ -11,9 +11,9 @@ from typing import Iterable, Optional, Sequence
 
 from repro_lint.core import catalog
 from repro_lint.core.findings import Finding, Fix, Related
-from repro_lint.core.edits import AddKeyword, EnsureFunction
+from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements
 from repro_lint.facts.model import ModuleInfo
-from repro_lint.analysis.context import Context, location, sentences, unfixed
+from repro_lint.analysis.context import Context, line_words, location, sentences, unfixed
 from repro_lint.rules.registry import rule
 from repro_lint.analysis import placement
 from repro_lint.analysis.torch_target import reseeds_workers, targets_before
@@ -47,9 +47,11 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
                     (AddKeyword(_span(ev), "generator", ev.data["gens"][-1]),),
                 )
             else:
-                spec = placement.seed_for(ctx, info, scope, ev.pos, generator=True)
+                spec = placement.made_once(ctx, info, scope, ev, loops=ev.data.get("loops", ()), generator=True, source="torch")
                 if isinstance(spec, str):
                     why = spec
+                elif isinstance(spec, placement.Hoisted):
+                    fix, why = _hoisted_fix(info, ev, spec)
                 elif spec is placement.INITIAL_SEED:
                     fix = Fix(
                         "pass `generator=torch.Generator().manual_seed(torch.initial_seed())`: the order follows the "
@@ -73,6 +75,34 @@ def dataloader_without_generator(ctx: Context, info: ModuleInfo) -> Iterable[Fin
             "generator first; pass a seeded `torch.Generator`", unfixed(why) if fix is None else "",
         )
         yield ctx.finding("RPL301", info, ev, what, fix=fix, help=help)
+
+
+def _hoisted_fix(info: ModuleInfo, ev, place: "placement.Hoisted") -> tuple[Optional[Fix], str]:
+    """A loader built on every iteration of a loop: a generator made once before the loop and
+    passed to it (one made in the call would restart every iteration: every epoch the same
+    order), or why there is none."""
+    name = ev.data.get("free_name")
+    if not name:
+        return None, "the loader is built in a loop, and every name the fix would give a generator made before it is taken"
+    fixes = loader_catalog()["fix"]
+    initial = place.seed is placement.INITIAL_SEED
+    value = fixes["generator-initial-seed"] if initial else fixes["generator"]
+    code = fixes["generator-statement"].replace("{name}", name).replace("{value}", value)
+    loop = place.anchor
+    edits: tuple = (
+        InsertStatements("before", code, anchor=loop, key=f"generator:{loop[0]}:{loop[1]}:{name}"),
+        AddKeyword(_span(ev), "generator", name),
+    )
+    if initial:
+        seed = "`torch.initial_seed()` (the seed the program gave torch)"
+    else:
+        seed = f"`{place.seed.expr}`" if place.seed.expr else f"a new constant `SEED = {place.seed.value}`"
+        edits += (place.seed,)
+    return Fix(
+        f"make `{name} = torch.Generator().manual_seed(...)`, seeded with {seed}, once before the loop on "
+        f"{line_words(info, loop[0])} and pass `generator={name}` (the loader is built on every iteration: a generator "
+        "made there would restart each time, and every epoch would shuffle the same way)", "safe", edits,
+    ), ""
 
 
 def _draws_order(res: LoaderResolver, call: LoaderCall, branch: dict) -> bool:

@@ -254,7 +254,7 @@ def unseeded_generator(ctx: Context, info: ModuleInfo) -> Iterable[Finding]:
             kw = inner.get("seed-kw", "seed")
             if "bit-generator-arg" in inner:
                 kw = "seed"
-            spec = placement.seed_for(ctx, info, scope, ev.pos) if not placement.not_editable(info) else placement.not_editable(info)
+            spec = placement.made_once(ctx, info, scope, ev) if not placement.not_editable(info) else placement.not_editable(info)
             if isinstance(spec, str) or spec is placement.INITIAL_SEED:
                 why = spec if isinstance(spec, str) else "no seed is in scope here"
             else:

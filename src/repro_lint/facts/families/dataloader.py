@@ -82,7 +82,7 @@ def loader_catalog() -> dict:
 class _State:
     """Per-file state the hooks need while the walk is under way (not stored)."""
 
-    __slots__ = ("dicts", "gens", "self_attrs", "fn", "cls", "loaders")
+    __slots__ = ("dicts", "gens", "self_attrs", "fn", "cls", "loaders", "names_of", "names")
 
     def __init__(self) -> None:
         # `**kwargs` dicts per scope: name -> list of possible key->desc dicts, or None (unknown)
@@ -96,6 +96,9 @@ class _State:
         self.fn: Any = None
         self.cls: Optional[str] = None
         self.loaders = False  # a "loader" event was recorded
+        # the function (or module) whose names `names` are (`_free_name`)
+        self.names_of: Any = None
+        self.names: frozenset = frozenset()
 
 
 def _state(ex: Extractor) -> _State:
@@ -389,7 +392,7 @@ def on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
     st = ex.__dict__.get("_dataloading") or _state(ex)
     st.loaders = True
     gens = st.gens.get(ex.scope, EMPTY)
-    ex.add(
+    ev = ex.add(
         "loader", node,
         target=target,
         args=tuple(describe(ex, a) for a in node.args) if not starred else (),
@@ -398,6 +401,45 @@ def on_call(ex: Extractor, node: ast.Call, qual: Optional[str]) -> None:
         kwargs=_kwargs_of(ex, node),
         gens=tuple(name for name, seeded in gens.items() if seeded),
     )
+    if ex.loop_stmts:
+        # built once per iteration of these loops: a generator for it is made before them,
+        # under a name the scope does not use (RPL301's fix)
+        ev.data["loops"] = tuple(ex.span(loop) for loop in ex.loop_stmts)
+        ev.data["free_name"] = _free_name(ex, st)
+
+
+def _free_name(ex: Extractor, st: _State) -> Optional[str]:
+    """The first of the catalog's names for a new generator that the scope being walked
+    neither binds nor reads (in a function, anywhere in its body; in the module body,
+    anywhere in the module, whose functions may read it as a global)."""
+    node = ex.func_node if ex.func is not None else ex.module_node
+    if node is None:
+        return None
+    if st.names_of is not node:
+        st.names_of, st.names = node, _names_in(node)
+    return next((name for name in (CAT or hook_catalog())["fix"]["generator-names"] if name not in st.names), None)
+
+
+def _names_in(node: ast.AST) -> frozenset:
+    """Every name a tree binds or reads."""
+    out: set = set()
+    for sub in ast.walk(node):
+        t = type(sub)
+        if t is _Name:
+            out.add(sub.id)  # type: ignore[attr-defined]
+        elif t is ast.arg:
+            out.add(sub.arg)  # type: ignore[attr-defined]
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out.add(sub.name)  # type: ignore[attr-defined]
+        elif t in (ast.Global, ast.Nonlocal):
+            out.update(sub.names)  # type: ignore[attr-defined]
+        elif t is ast.alias:
+            out.add((sub.asname or sub.name).partition(".")[0])  # type: ignore[attr-defined]
+        elif t is ast.ExceptHandler and sub.name:  # type: ignore[attr-defined]
+            out.add(sub.name)  # type: ignore[attr-defined]
+        elif isinstance(sub, getattr(ast, "MatchAs", ())) and getattr(sub, "name", None):
+            out.add(sub.name)  # type: ignore[attr-defined]
+    return frozenset(out)
 
 
 def _call_target(ex: Extractor, node: ast.Call, qual: Optional[str]) -> Optional[tuple]:

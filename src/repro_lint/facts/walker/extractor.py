@@ -151,6 +151,11 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         # the `for` statements around the one being walked in its scope, innermost last (for
         # hooks that ask what a loop variable holds: `for p in net.parameters(): p.copy_(...)`)
         self.for_loops: list[ast.stmt] = []
+        # the `for`/`while` statements whose body holds the statement being walked, in its
+        # scope, outermost first (what runs there runs once per iteration: a fix that makes
+        # an object meant to last, a loader's generator, goes before them)
+        self.loop_stmts: list[ast.stmt] = []
+        self.module_node: Optional[ast.Module] = None  # the tree `run` walks
         self.func: Optional[FunctionInfo] = None
         call_hooks, self.assign_hooks, self.finish_hooks, light = hooks or hook_set(b"", full=True)
         if light:
@@ -284,6 +289,7 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
     # -- module ------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
         body = tree.body
+        self.module_node = tree
         self._prebind(body)
         self._module_registries(body)
         self._module_layout(body)
@@ -436,14 +442,18 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         elif t is ast.While:
             self._loop(stmt)
             self._visit_header(stmt.test)  # type: ignore[attr-defined]
+            self.loop_stmts.append(stmt)
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.loop_stmts.pop()
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
         elif t is ast.For or t is ast.AsyncFor:
             self._loop(stmt)
             self._visit_header(stmt.iter)  # type: ignore[attr-defined]
             self._bind_targets(stmt.target)  # type: ignore[attr-defined]
             self.for_loops.append(stmt)
+            self.loop_stmts.append(stmt)
             self._visit_stmts(stmt.body)  # type: ignore[attr-defined]
+            self.loop_stmts.pop()
             self.for_loops.pop()
             self._visit_stmts(stmt.orelse)  # type: ignore[attr-defined]
         elif t is ast.With or t is ast.AsyncWith:
@@ -647,7 +657,9 @@ class Extractor(AssignmentFacts, CallFacts, CallableValues, ModuleFacts):
         if args.kwarg is not None:
             bindings[args.kwarg.arg] = UNKNOWN
         saved_node, self.func_node = self.func_node, node
+        saved_loops, self.loop_stmts = self.loop_stmts, []
         self._visit_body(body)
+        self.loop_stmts = saved_loops
         self.func_node = saved_node
         made = self.info.extra.get(RETURNS_MADE, {}).get(qual)
         if made is not None and all(m == MADE_UNKNOWN for m in made):

@@ -20,7 +20,6 @@ from typing import Optional
 
 import libcst as cst
 
-from repro_lint.core.findings import Fix
 from repro_lint.fix import calls
 from repro_lint.core.edits import (
     AddDictItems,
@@ -33,27 +32,12 @@ from repro_lint.core.edits import (
     WrapStatements,
 )
 from repro_lint.fix import dicts
-from repro_lint.fix.imports import OTHER, Context, Imports, with_names
+from repro_lint.fix.cst_imports import CstImports, with_names
+from repro_lint.fix.imports import OTHER, Context
+from repro_lint.fix.planning import CONSTANT, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
 from repro_lint.fix.splice import TopLevel
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style
-
-SEED_NAME = "SEED"
-_PLACEHOLDER = re.compile(r"\{(seed|mod:([A-Za-z_][\w.]*)|attr:([A-Za-z_][\w.]*))\}((?:\.[A-Za-z_]\w*)*)")
-ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
-# an expression that binds tighter than `+`: a name, attribute, call or subscript (no spaces)
-_OPERAND = re.compile(r"[\w.]+(\([^()\s]*\)|\[[^\[\]\s]*\])*")
-_IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)
-
-
-class FixError(Exception):
-    """A fix that cannot be applied to this file (reported with the rule code)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-
 
 @dataclass
 class _Item:
@@ -111,8 +95,9 @@ def _parse_expression(code: str, fix_code: str) -> cst.BaseExpression:
         raise FixError(fix_code, f"fix code does not parse: {code!r} ({exc.message})") from exc
 
 
-class Planner:
-    """Collects the edits of one round for one file, then applies them all at once."""
+class Planner(PlannerBase):
+    """Collects the edits of one round for one file, then applies them all at once, on
+    libcst's tree."""
 
     def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
         try:
@@ -125,7 +110,7 @@ class Planner:
         self.style = style or Style()
         self.text = text
         self.lines = text.splitlines()
-        self.imports = Imports(self.layout, project_roots, aliases, self.style, self.lines)
+        self.imports = CstImports(self.layout, project_roots, aliases, self.style, self.lines)
         self.calls: dict[int, tuple] = {}  # id -> (original call, span) of calls that get keywords
         self.layouts: dict[int, Optional[calls.CallLayout]] = {}
         self.stale_comments: set = set()  # ids of statements whose trailing comment described a replaced value
@@ -147,16 +132,6 @@ class Planner:
         start, self.import_end = self.layout.import_block()
         self.had_imports = start != self.import_end
 
-    # -- contexts and templates ------------------------------------------------------
-    def _functions(self, qual: Optional[str]) -> tuple:
-        if qual is None:
-            return ()
-        fn = self.layout.functions.get(qual)
-        return (qual, *(fn.parents if fn else ()))
-
-    def _module_level(self, index: int) -> Context:
-        return Context((), 0, index, False)
-
     def _statement_context(self, st: BodyStatement, after: bool) -> Context:
         line = st.end[0] + 1 if after else st.start[0]
         if st.function is not None:
@@ -164,18 +139,6 @@ class Planner:
         if isinstance(st.block, cst.Module):
             return Context((), line, st.index + (1 if after else 0), False)
         return Context((), line, st.top, False)
-
-    def _seed(self, spec: Optional[SeedSpec], ctx: Context) -> str:
-        spec = spec or SeedSpec(None, self.default_seed)
-        seed = self._seed_expression(spec)
-        if not spec.offset:
-            return seed
-        offset = spec.offset
-        if "{" in offset:  # `{mod:torch.distributed}.get_rank()`: the file's own import of it
-            offset, _ = self.expand(offset, None, ctx, local_ok=False)
-        if not _OPERAND.fullmatch(seed):
-            seed = f"({seed})"  # (`args.seed or 0` + rank would add to 0 alone)
-        return f"{seed} + {offset}"
 
     def _seed_expression(self, spec: SeedSpec) -> str:
         if spec.expr is not None:
@@ -186,47 +149,10 @@ class Planner:
         if self.seed_constant is None:
             self.seed_constant = spec.value
             stmts = _parse_statements(f"{SEED_NAME} = {spec.value}\n", "seed")
-            self._add_item(self.module, self.import_end, _Item(_CONSTANT, 0, self._next(), stmts, "section"))
+            self._add_item(self.module, self.import_end, _Item(CONSTANT, 0, self._next(), stmts, "section"))
         return SEED_NAME
 
-    def expand(self, template: str, spec: Optional[SeedSpec], ctx: Context, local_ok: bool, code: str = "") -> tuple[str, list]:
-        """Fill in `{seed}` and `{mod:X}`; returns the code and local import statements to put first."""
-        local: list[str] = []
-
-        def fill(match: re.Match) -> str:
-            tail = match.group(4)
-            if match.group(1) == "seed":
-                expr = self._seed(spec, ctx)
-                root = ROOT_NAME.match(expr)
-                if root and not ctx.late and not self._defined_before(root.group(0), ctx.top):
-                    raise FixError(code, f"the seed `{expr}` is defined only after line {ctx.line or 1}, where it is needed")
-                return expr + tail
-            # `{mod:torch}.backends.cudnn` and `{attr:torch.backends.cudnn}` alike: the file's own
-            # import of the longest dotted prefix first (`import torch.backends.cudnn as cudnn` or
-            # `from torch.backends import cudnn` make them read `cudnn`), else the module's name
-            if match.group(3):
-                module, *parts = match.group(3).split(".")
-            else:
-                module, parts = match.group(2), []
-            parts += tail.split(".")[1:]
-            for n in range(len(parts), 0, -1):
-                expr = self.imports.bound(".".join([module, *parts[:n]]), ctx)
-                if expr is not None:
-                    return ".".join([expr, *parts[n:]])
-            if parts and self.imports.join_from_import(module, parts[0], ctx):
-                return ".".join(parts)
-            expr, stmt = self.imports.ref(module, ctx, local_ok)
-            if stmt and stmt not in local:
-                local.append(stmt)
-            return ".".join([expr, *parts])
-
-        return _PLACEHOLDER.sub(fill, template), local
-
     # -- points ----------------------------------------------------------------------
-    def _next(self) -> int:
-        self.seq += 1
-        return self.seq
-
     def _add_item(self, block: cst.CSTNode, index: int, item: _Item) -> None:
         self.blocks[id(block)] = block
         point = self.points.setdefault((id(block), index), _Point(block, index))
@@ -247,35 +173,6 @@ class Planner:
         return body, index, Context(self._functions(qual), line, 0, True)
 
     # -- edits -----------------------------------------------------------------------
-    def add(self, fix: Fix, code: str) -> None:
-        spec = next((e for e in fix.edits if isinstance(e, SeedSpec)), None)
-        for edit in fix.edits:
-            if isinstance(edit, SeedSpec):
-                continue
-            try:
-                ident = hash(edit) and edit
-            except TypeError:  # an edit holding a list: compare by value
-                ident = repr(edit)
-            if ident in self.seen_edits:
-                continue  # the same edit carried by several findings
-            self.seen_edits.add(ident)
-            if isinstance(edit, AddKeyword):
-                self._add_keyword(edit, spec, code, fix.safety == "unsafe")
-            elif isinstance(edit, ReplaceExpression):
-                self._replace(edit, spec, code)
-            elif isinstance(edit, InsertStatements):
-                self._insert(edit, spec, code)
-            elif isinstance(edit, MoveStatements):
-                self._move(edit, spec, code)
-            elif isinstance(edit, EnsureFunction):
-                self._ensure_function(edit, spec, code)
-            elif isinstance(edit, WrapStatements):
-                self._wrap(edit, spec, code)
-            elif isinstance(edit, AddDictItems):
-                self._add_dict_items(edit, spec, code)
-            else:
-                raise FixError(code, f"unknown edit operation {type(edit).__name__}")
-
     def _expression_context(self, span: tuple) -> Context:
         st = self.layout.statement_at(span)
         if st is None:
@@ -378,7 +275,7 @@ class Planner:
             [self.module.code_for_node(s) for s in it.stmts] == [self.module.code_for_node(s) for s in stmts] for it in point.items
         ):
             return
-        self._add_item(block, index, _Item(_STATEMENTS, edit.order, self._next(), stmts, style, guard=guard))
+        self._add_item(block, index, _Item(STATEMENTS, edit.order, self._next(), stmts, style, guard=guard))
 
     def _local_imports_apart(self, block: cst.CSTNode, index: int, stmts: list) -> list:
         """Statements to insert at `index` of a function's body right after its own imports:
@@ -390,7 +287,7 @@ class Planner:
         while stmts and is_import_line(stmts[0]) and len(stmts[0].body) == 1:
             stmt = _with_blank_prefix(stmts.pop(0), 0)
             at, section, name = self.imports.place_in_body(list(body), index, stmt)
-            self._add_item(block, at, _Item(_IMPORTS, section, 0, [stmt], "import", section, name))
+            self._add_item(block, at, _Item(IMPORTS, section, 0, [stmt], "import", section, name))
         return stmts
 
     def _same_guard(self, block: cst.CSTNode, index: int, guard: str) -> Optional[cst.IndentedBlock]:
@@ -423,16 +320,6 @@ class Planner:
         present = {_code(self.module, s) for s in body if not simple or isinstance(s, cst.SimpleStatementLine)}
         return all(_code(self.module, s) in present for s in stmts)
 
-    def _assigned_at(self, name: str) -> Optional[int]:
-        """Module-level statement index of the first assignment of a module constant."""
-        tops = [b.top for b in self.layout.module_bindings.get(name, ()) if not b.in_main and b.kind == "other"]
-        return min(tops) if tops else None
-
-    def _defined_before(self, name: str, top: int) -> bool:
-        """False when `name` is a module constant assigned only at or after module statement `top`."""
-        bindings = [b for b in self.layout.module_bindings.get(name, ()) if not b.in_main]
-        return not bindings or any(b.top < top for b in bindings)
-
     def _move(self, edit: MoveStatements, spec, code: str) -> None:
         block, index, ctx = self._body_start(edit.function, code)
         moved = []
@@ -450,7 +337,7 @@ class Planner:
         if edit.prelude:
             text, local = self.expand(edit.prelude, spec, ctx, local_ok=True, code=code)
             stmts = self._local_imports_apart(block, index, _parse_statements("".join(s + "\n" for s in local) + text, code))
-        self._add_item(block, index, _Item(_STATEMENTS, -1, self._next(), stmts + moved, "plain"))
+        self._add_item(block, index, _Item(STATEMENTS, -1, self._next(), stmts + moved, "plain"))
 
     def _wrap(self, edit: WrapStatements, spec, code: str) -> None:
         found = [self.layout.statement_at(span) for span in edit.stmts]
@@ -475,7 +362,7 @@ class Planner:
             self.removals.setdefault(id(first.block), set()).add(st.index)  # type: ignore[union-attr]
         self.blocks[id(first.block)] = first.block
         self.wrapped[id(holder)] = holder
-        self._add_item(first.block, first.index, _Item(_STATEMENTS, -1, self._next(), [*header[:-1], holder], "plain"))
+        self._add_item(first.block, first.index, _Item(STATEMENTS, -1, self._next(), [*header[:-1], holder], "plain"))
 
     def _add_dict_items(self, edit: AddDictItems, spec, code: str) -> None:
         node = self.layout.expression_at(edit.dict, cst.Dict)
@@ -503,7 +390,7 @@ class Planner:
         ctx = Context((), 0, at, True)
         text, _ = self.expand(edit.code, spec, ctx, local_ok=False, code=code)
         stmts = _parse_statements(text, code)
-        self._add_item(self.module, at, _Item(_FUNCTION, 0, self._next(), stmts, "section"))
+        self._add_item(self.module, at, _Item(FUNCTION, 0, self._next(), stmts, "section"))
 
     # -- applying --------------------------------------------------------------------
     def _block_indent(self, block: cst.CSTNode) -> str:
@@ -556,7 +443,7 @@ class Planner:
             index = self.imports.placement(imp)
             stmt = cst.parse_statement(imp.code + "\n")
             section = self.imports.layout_section(imp)
-            self._add_item(self.module, index, _Item(_IMPORTS, section, 0, [stmt], "import", section, imp.module.lower()))
+            self._add_item(self.module, index, _Item(IMPORTS, section, 0, [stmt], "import", section, imp.module.lower()))
         if self.moved:
             inner = _Transformer(self, blocks=False)
             for point in self.points.values():
@@ -726,8 +613,8 @@ class _Transformer(cst.CSTTransformer):
     def _assemble(self, point: _Point, before: list, nxt, is_module: bool):
         """The statements inserted at a point, with tidy blank lines; and the next statement
         (its blank lines adjusted)."""
-        imports = sorted((i for i in point.items if i.group == _IMPORTS), key=lambda i: (i.section, i.name))
-        others = _guarded(sorted((i for i in point.items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq)))
+        imports = sorted((i for i in point.items if i.group == IMPORTS), key=lambda i: (i.section, i.name))
+        others = _guarded(sorted((i for i in point.items if i.group != IMPORTS), key=lambda i: (i.group, i.order, i.seq)))
         sections = self.plan.imports
         out: list = []
         prev = before[-1] if before else None
@@ -751,7 +638,7 @@ class _Transformer(cst.CSTTransformer):
                 elif not is_module and prev is not None and is_import_line(prev) and not is_import_line(stmt):
                     # code after a function's own imports stands apart from them, as formatters want
                     blank = 1
-                elif j == 0 and is_module and prev_group == _CONSTANT and item.group != _CONSTANT:
+                elif j == 0 and is_module and prev_group == CONSTANT and item.group != CONSTANT:
                     blank = 1  # `SEED = 0`, then a blank line, then what uses it
                 elif first_other and item.style == "before" and nxt is not None:
                     blank = _blank_prefix(nxt)

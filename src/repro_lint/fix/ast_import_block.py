@@ -8,7 +8,7 @@ import io
 import tokenize
 
 from repro_lint.fix.ast_layout import AstLayout, Line, Unsupported, is_suite, statement_lines
-from repro_lint.fix.layout import SETUP_CALLS
+from repro_lint.fix.scopes import SETUP_CALLS
 
 
 def import_block(layout: AstLayout) -> tuple[int, int]:

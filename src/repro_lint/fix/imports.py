@@ -5,6 +5,9 @@ runs before the inserted code and no local name shadows it there. Otherwise a ne
 goes into the module's leading import block, in its style: in the section it belongs to
 (`__future__`, standard library, third party, project), at its alphabetical place when
 that section is sorted, with the conventional alias (`np`) when that name is free.
+
+`Imports` reads the module through a few methods, given on libcst's tree by
+`cst_imports.CstImports` and on `ast` by `ast_imports.AstImports` (no libcst here).
 """
 
 from __future__ import annotations
@@ -13,9 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-import libcst as cst
-
-from repro_lint.fix.layout import Binding, Layout, dotted, is_docstring, is_import_line
+from repro_lint.fix.scopes import Binding
 from repro_lint.fix.style import Style
 from repro_lint.core.stdlib import stdlib_module_names
 
@@ -57,7 +58,7 @@ def _bound_module(b: Binding) -> Optional[str]:
 
 
 class Imports:
-    def __init__(self, layout: Layout, project_roots: frozenset, aliases: dict, style: Optional[Style] = None, lines: Optional[list] = None) -> None:
+    def __init__(self, layout, project_roots: frozenset, aliases: dict, style: Optional[Style] = None, lines: Optional[list] = None) -> None:
         self.layout = layout
         self.lines = lines or []  # the file's lines, for the length of an import line that grows
         self.from_names: dict[int, list] = {}  # id of a `from m import ...` -> names it gets
@@ -106,30 +107,10 @@ class Imports:
             return local[0]
         return None
 
-    def from_import(self, module: str, name: str, ctx: Context) -> Optional[tuple[cst.ImportFrom, int]]:
+    def from_import(self, module: str, name: str, ctx: Context) -> Optional[tuple]:
         """The file's own module-level `from module import ...` (a project module) that `name`
-        can join, so that code inserted at `ctx` names it as the file names that module's
-        other functions, and its line; None when there is none usable there, or `name` is taken."""
-        if self.section(module) not in (PROJECT, LOCAL) or name in self.layout.module_bindings:
-            return None
-        if any(imp.name == name for imp in self.new) or any(
-            name in self.layout.functions[q].bindings for q in ctx.functions if q in self.layout.functions
-        ):
-            return None
-        body = self.layout.module.body
-        for bindings in self.layout.module_bindings.values():
-            for b in bindings:
-                if b.kind != "from" or b.in_main or not b.module or b.module.rpartition(".")[0] != module:
-                    continue
-                if not (ctx.late or b.top < ctx.top) or not isinstance(body[b.top], cst.SimpleStatementLine):
-                    continue
-                for small in body[b.top].body:  # type: ignore[attr-defined]
-                    if (
-                        isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None
-                        and dotted(small.module) == module and not isinstance(small.names, cst.ImportStar)
-                    ):
-                        return small, b.line
-        return None
+        can join, and its line; None when there is none usable there, or `name` is taken."""
+        raise NotImplementedError
 
     def join_from_import(self, module: str, name: str, ctx: Context) -> bool:
         """Name a project module's function as the file names that module's others: `name`
@@ -232,21 +213,21 @@ class Imports:
         return NewImport(module, alias, alias)
 
     # -- placing new imports ---------------------------------------------------------
-    # (what placing reads of the module: on libcst's tree here, on `ast` in `ast_imports`)
+    # (what placing reads of the module: on libcst's tree in `cst_imports`, on `ast` in `ast_imports`)
     def _import_block(self) -> tuple[int, int]:
-        return self.layout.import_block()
+        """The module's import block: (index of its first statement, index past its last)."""
+        raise NotImplementedError
 
     def _statements(self) -> list:
-        return self.layout.module.body
+        """The module's statements, as the import block's indexes count them."""
+        raise NotImplementedError
 
-    @staticmethod
-    def _has_lines_above(stmt) -> bool:
+    def _has_lines_above(self, stmt) -> bool:
         """Whether blank or comment lines stand between the statement and the one before it."""
-        return any(isinstance(e, cst.EmptyLine) for e in getattr(stmt, "leading_lines", ()))
+        raise NotImplementedError
 
-    @staticmethod
-    def _has_blank_above(stmt) -> bool:
-        return any(isinstance(e, cst.EmptyLine) and e.comment is None for e in getattr(stmt, "leading_lines", ()))
+    def _has_blank_above(self, stmt) -> bool:
+        raise NotImplementedError
 
     def section(self, module: str, level: int = 0) -> int:
         """The isort section of a module: the project's settings first, then the usual
@@ -268,16 +249,9 @@ class Imports:
             return PROJECT
         return THIRD_PARTY
 
-    def statement_section(self, stmt: cst.CSTNode) -> tuple[int, str, str]:
+    def statement_section(self, stmt) -> tuple[int, str, str]:
         """(section, "import"/"from"/"", module name) of a statement of the import block."""
-        if not is_import_line(stmt):
-            return OTHER, "", ""
-        first = stmt.body[0]  # type: ignore[attr-defined]
-        if isinstance(first, cst.Import):
-            name = first.names[0].evaluated_name
-            return self.section(name), "import", name
-        name = dotted(first.module) if first.module is not None else ""
-        return self.section(name, len(first.relative)), "from", name
+        raise NotImplementedError
 
     def _sort_key(self, kind: str, module: str, alias: str = "") -> tuple:
         """isort's order within a section: `import x` lines before `from x import y` lines
@@ -287,12 +261,8 @@ class Imports:
         rank = 0 if kind == "import" else 1
         return (name, rank) if self.style.force_sort_within_sections else (rank, name)
 
-    def _line_key(self, stmt: cst.CSTNode, kind: str, module: str) -> tuple:
-        alias = ""
-        first = stmt.body[0]  # type: ignore[attr-defined]
-        if kind == "import" and first.names[0].asname is not None:
-            alias = first.names[0].evaluated_alias or ""
-        return self._sort_key(kind, module, alias)
+    def _line_key(self, stmt, kind: str, module: str) -> tuple:
+        raise NotImplementedError
 
     def _runs(self) -> list[list[tuple]]:
         """The import block's runs of consecutive import lines (a `try:` block or other
@@ -373,19 +343,6 @@ class Imports:
                 return group
         return None
 
-    def place_in_body(self, body: list, end: int, stmt: cst.CSTNode) -> tuple[int, int, str]:
-        """Where an import statement goes among the import lines just before index `end` of
-        a function's body (its own imports): (index, section, sort name)."""
-        section, kind, module = self.statement_section(stmt)
-        start = end
-        while start > 0 and is_import_line(body[start - 1]):
-            start -= 1
-        run = [(i, *self.statement_section(body[i])) for i in range(start, end)]
-        run = [(i, sec, k, m, self._line_key(body[i], k, m)) for i, sec, k, m in run]
-        if not run:
-            return end, section, module.lower()
-        return self._place_in_run(run, section, self._line_key(stmt, kind, module)), section, module.lower()
-
     def _place_in_run(self, run: list, mine: int, key: tuple) -> int:
         same = [ln for ln in run if ln[1] == mine]
         if same:
@@ -404,12 +361,10 @@ class Imports:
                 return ln[0]
         return run[-1][0] + 1
 
-    def section_of_statement(self, stmt: Optional[cst.CSTNode]) -> int:
-        if stmt is None:
-            return -1
-        if is_docstring(stmt):
-            return OTHER
-        return self.statement_section(stmt)[0]
+
+    def section_of_statement(self, stmt) -> int:
+        """The section of a statement of the import block (-1 for none, OTHER for code)."""
+        raise NotImplementedError
 
 
 def _listed(module: str, names: frozenset) -> bool:
@@ -421,34 +376,3 @@ def _listed(module: str, names: frozenset) -> bool:
 def _natural(text: str) -> tuple:
     """Sort key with digit runs compared as numbers (`v2` before `v10`)."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
-
-
-def _name_order(name: str) -> tuple:
-    """isort's order of the names of a from-import: constants, classes, then the others."""
-    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return (kind, name.lower())
-
-
-def with_names(node: cst.ImportFrom, names: list) -> cst.ImportFrom:
-    """`from m import a, b` with `names` added: at their sorted places when the statement's
-    names are sorted, else at the end; separated as its names are."""
-    aliases = list(node.names)  # type: ignore[arg-type]
-    have = [a.evaluated_name for a in aliases]
-    ordered = have == sorted(have, key=_name_order)
-    parens = node.lpar is not None
-    for name in names:
-        pos = len(aliases)
-        if ordered:
-            pos = next((i for i, a in enumerate(aliases) if _name_order(a.evaluated_name) > _name_order(name)), len(aliases))
-        new = cst.ImportAlias(name=cst.Name(name))
-        if pos < len(aliases):  # before a name: the separator that follows it is the one before
-            new = new.with_changes(comma=aliases[pos - 1].comma if parens and pos > 0 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            if parens and pos == 0:
-                new = new.with_changes(comma=aliases[0].comma)
-            aliases.insert(pos, new)
-        else:  # last: the old last takes the separator between names, the new one its ending
-            between = aliases[-2].comma if parens and len(aliases) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            new = new.with_changes(comma=aliases[-1].comma if parens else cst.MaybeSentinel.DEFAULT)
-            aliases[-1] = aliases[-1].with_changes(comma=between)
-            aliases.append(new)
-    return node.with_changes(names=aliases)

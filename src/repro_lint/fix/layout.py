@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from repro_lint.fix.positions import SourcePositions, Unpaired
-from repro_lint.fix.scopes import Binding, FunctionFacts, Pos
+from repro_lint.fix.scopes import SETUP_CALLS, Binding, FunctionFacts, Pos
 
 __all__ = ["Binding", "BodyStatement", "FunctionFacts", "Layout", "Pos"]
 
@@ -451,14 +451,6 @@ def _is_import_block(stmt: cst.CSTNode) -> bool:
     if not isinstance(stmt, (cst.Try, cst.If)) or not isinstance(stmt.body, cst.IndentedBlock):
         return False
     return all(is_import_line(s) for s in stmt.body.body)
-
-
-SETUP_CALLS = (
-    "warnings.", "sys.path.", "os.environ.", "logging.", "matplotlib.use", "mpl.use", "faulthandler.", "load_dotenv",
-    # display settings (plot styles, print options)
-    "sns.set", "seaborn.set", "plt.style.use", "plt.rc", "matplotlib.rc", "np.set_printoptions", "numpy.set_printoptions",
-    "torch.set_printoptions", "pd.set_option", "pandas.set_option",
-)
 
 
 def _is_setup_statement(stmt: cst.CSTNode) -> bool:

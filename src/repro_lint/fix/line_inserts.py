@@ -22,17 +22,16 @@ from dataclasses import dataclass
 from typing import Optional
 
 from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, SeedSpec
-from repro_lint.fix.apply import ROOT_NAME, SEED_NAME, FixError, Planner
 from repro_lint.fix.ast_imports import AstImports
 from repro_lint.fix.ast_import_block import definitions_start, import_block
 from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported, first_line, is_blank
 from repro_lint.fix.imports import LOCAL, OTHER, PROJECT, Context
+from repro_lint.fix.planning import CONSTANT, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
 from repro_lint.fix.style import Style
 
 _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Assert)
 
 
-_IMPORTS, _CONSTANT, _FUNCTION, _STATEMENTS = range(4)  # (`apply`'s groups: what goes first at one point)
 _BODY_FIELDS = frozenset(["body", "orelse", "finalbody", "handlers", "cases"])
 _COMMA = re.compile(r"[ \t]*,([ \t]*)")
 _OPEN = re.compile(r"\([ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*[ \t]*")  # `(`, then the first argument on a line below
@@ -75,7 +74,7 @@ class _KnownImports(AstImports):
         raise Unsupported("a name that may join a from-import")
 
 
-class LinePlanner(Planner):
+class LinePlanner(PlannerBase):
     def __init__(self, text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Optional[Style] = None) -> None:
         self.layout = AstLayout.of(text)  # type: ignore[assignment]
         self.default_seed = default_seed
@@ -118,7 +117,7 @@ class LinePlanner(Planner):
         if self.seed_constant is None:
             self.seed_constant = spec.value
             codes = _one_line_statements(f"{SEED_NAME} = {spec.value}\n")
-            self._add_lines(self.layout.module, self.import_end, _Lines(_CONSTANT, 0, self._next(), codes, "section"))  # type: ignore[arg-type]
+            self._add_lines(self.layout.module, self.import_end, _Lines(CONSTANT, 0, self._next(), codes, "section"))  # type: ignore[arg-type]
         return SEED_NAME
 
     def _add_lines(self, block: Block, index: int, item: _Lines) -> None:
@@ -162,7 +161,7 @@ class LinePlanner(Planner):
         point = self.points.get((id(block), index))
         if not edit.key and point is not None and any(item.codes == codes for item in point[2]):
             return
-        self._add_lines(block, index, _Lines(_STATEMENTS, edit.order, self._next(), codes, style))
+        self._add_lines(block, index, _Lines(STATEMENTS, edit.order, self._next(), codes, style))
 
     def _already_in(self, block: Block, codes: list) -> bool:
         """`Planner._already_there` for one-line simple statements."""
@@ -186,7 +185,7 @@ class LinePlanner(Planner):
         text, _ = self.expand(edit.code, spec, Context((), 0, at, True), local_ok=False, code=code)
         if layout.first_indent not in (None, "    "):
             raise Unsupported("a file indented otherwise than the function's code")
-        self._add_lines(layout.module, at, _Lines(_FUNCTION, 0, self._next(), [_function_code(text)], "section", is_def=True))
+        self._add_lines(layout.module, at, _Lines(FUNCTION, 0, self._next(), [_function_code(text)], "section", is_def=True))
 
     def _add_keyword(self, edit: AddKeyword, spec, code: str, unsafe: bool = False) -> None:
         span = tuple(edit.call)
@@ -235,12 +234,12 @@ class LinePlanner(Planner):
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             section = self.imports.layout_section(imp)
-            self._add_lines(layout.module, index, _Lines(_IMPORTS, section, 0, [imp.code], "import", imp.module.lower()))  # type: ignore[arg-type]
+            self._add_lines(layout.module, index, _Lines(IMPORTS, section, 0, [imp.code], "import", imp.module.lower()))  # type: ignore[arg-type]
         apart = self.imports.separates_sections() if self.imports.new else True
         for block, index, items in self.points.values():
             at = self._line_after(block, index)
-            imports = sorted((i for i in items if i.group == _IMPORTS), key=lambda i: (i.order, i.name))
-            others = sorted((i for i in items if i.group != _IMPORTS), key=lambda i: (i.group, i.order, i.seq))
+            imports = sorted((i for i in items if i.group == IMPORTS), key=lambda i: (i.order, i.name))
+            others = sorted((i for i in items if i.group != IMPORTS), key=lambda i: (i.group, i.order, i.seq))
             pieces = self._assembled(block, index, imports, others, apart)
             nxt = block.lines[index] if index < len(block.lines) else None
             end, below = at, ""
@@ -375,7 +374,7 @@ class LinePlanner(Planner):
                     blank = (lines_after if lines_after >= 0 else 1) if prev_import else 1
                 elif not block.module and prev_import:
                     blank = 1  # (code after a function's own imports stands apart from them)
-                elif j == 0 and block.module and prev_group == _CONSTANT and item.group != _CONSTANT:
+                elif j == 0 and block.module and prev_group == CONSTANT and item.group != CONSTANT:
                     blank = 1  # `SEED = 0`, then a blank line, then what uses it
                 else:
                     blank = 0

@@ -36,7 +36,7 @@ from repro_lint.check.report import Report
 from repro_lint.check.select import select
 from repro_lint.core.findings import Finding
 from repro_lint.fix import line_inserts
-from repro_lint.fix.apply import FixError, Planner
+from repro_lint.fix.planning import FixError
 from repro_lint.core.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
 from repro_lint.fix.style import style_for
@@ -253,6 +253,8 @@ class _Engine:
         placed = line_inserts.plan(text, seed, self.project_roots, self.settings["aliases"], style, [(p.fix, p.code) for p in parts])
         if placed is not None:
             return placed
+        from repro_lint.fix.apply import Planner  # (libcst: imported only when a file needs it)
+
         planner = Planner(text, seed, self.project_roots, self.settings["aliases"], style)
         for part in parts:
             try:

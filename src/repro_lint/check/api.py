@@ -14,7 +14,9 @@ from repro_lint.facts import batch
 from repro_lint.check.cache import Cache, CorruptCache, cached_facts
 from repro_lint.discover.config import Config
 from repro_lint.core.findings import Finding
+from repro_lint.index.program import Program
 from repro_lint.index.project_index import ProjectIndex
+from repro_lint.facts.hooks import hook_set
 from repro_lint.facts.matchers import get_matchers
 from repro_lint.facts.model import LIGHT_HOOKS, ModuleInfo
 from repro_lint.discover import notebook
@@ -77,6 +79,12 @@ def extract_source(path: Path, data: bytes, cfg: Config, root: Path, known: Opti
     return info
 
 
+def checked_alike(path: Path, data: bytes) -> bool:
+    """Whether a check extracts `data` at `path` as `extract_source` does: walked with every
+    hook (a check walks a file light when none of a gate's words is in it)."""
+    return not notebook.is_notebook(str(path)) and not hook_set(data)[3]
+
+
 def _extracted_alike(known: ModuleInfo, path: Path, data: bytes, module: str, is_package: bool, root: Path) -> bool:
     """Whether `known` are the facts `extract_source` makes of `data` at `path`: the same
     bytes, module and marks, walked with every hook (a check walks a file light when none of
@@ -108,17 +116,21 @@ def check_facts(
 
 
 def check_index(
-    index: ProjectIndex, targets: list[ModuleInfo], cfg: Config, entries: Optional[Iterable[str]] = None
+    index: ProjectIndex, targets: list[ModuleInfo], cfg: Config, entries: Optional[Iterable[str]] = None,
+    programs: Optional[dict[str, Program]] = None,
 ) -> tuple[list[Finding], list[str]]:
     """Run the rules with a project index already built and report on `targets` (facts).
     With `entries`, as in `check_facts`. A language server keeps one index up to date and
-    checks the open files against it this way."""
+    checks the open files against it this way. `programs`: programs of `index` built
+    already, by entry point, that no check has used (`entry_programs`)."""
     load_rules()
     ctx = Context(index=index, settings=cfg.settings())
     if entries is not None:
         wanted = set(entries) | {info.module for info in targets}
+        built = programs or {}
         ctx._programs = [
-            index.program(index.modules[m]) for m in sorted(wanted) if m in index.modules and index.is_entry_point(index.modules[m])
+            built[m] if m in built else index.program(index.modules[m])
+            for m in sorted(wanted) if m in index.modules and index.is_entry_point(index.modules[m])
         ]
     errors: list[str] = []
     unique = findings_of(ctx, targets, errors, False)
@@ -128,9 +140,17 @@ def check_index(
 
 def programs_reaching(infos: dict[str, ModuleInfo], cfg: Config, root: Path) -> dict[str, set[str]]:
     """For each module, the entry points (module names) whose programs reach it."""
+    return entry_programs(infos, cfg, root)[2]
+
+
+def entry_programs(infos: dict[str, ModuleInfo], cfg: Config, root: Path) -> tuple[ProjectIndex, dict[str, Program], dict[str, set[str]]]:
+    """The project index over `infos`, the program of each entry point (by module name), and
+    `programs_reaching`'s answer from them: `check_index` takes the index and the programs
+    (which then need not be built again)."""
     index = ProjectIndex(infos.values(), get_matchers(*cfg.matcher_key()), root)
+    programs = {entry.module: index.program(entry) for entry in index.entry_points()}
     out: dict[str, set[str]] = {}
-    for entry in index.entry_points():
-        for mod in {m for m, _ in index.program(entry).scopes}:
-            out.setdefault(mod, set()).add(entry.module)
-    return out
+    for module, program in programs.items():
+        for mod in {m for m, _ in program.scopes}:
+            out.setdefault(mod, set()).add(module)
+    return index, programs, out

@@ -338,7 +338,10 @@ def _check(args) -> int:
             if stdin:
                 overrides = {p: outcome.texts.get(_shown(p), data) for p, data in overrides.items()}
                 locator = Locator({_shown(p): data for p, data in overrides.items()})
-            report = check(overrides, known=report)  # (the files not fixed are not extracted again)
+            import dataclasses
+
+            # (the files not fixed are not extracted again, nor the fixed ones the fixes extracted as a check does)
+            report = check(overrides, known=dataclasses.replace(report, facts={**report.facts, **outcome.facts}))
             report.errors.extend(outcome.errors)
             findings = selected(report)
         if stdin:  # the fixed source goes to stdout, as editors expect; the report to stderr

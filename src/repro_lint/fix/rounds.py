@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Optional
 from repro_lint.core import catalog
 from repro_lint.check.cache import CorruptCache
 from repro_lint.discover.config import Config
-from repro_lint.check.api import check_facts, extract_source, programs_reaching, project_facts
+from repro_lint.check.api import check_facts, check_index, checked_alike, entry_programs, extract_source, project_facts
 from repro_lint.check.report import Report
 from repro_lint.check.select import select
 from repro_lint.core.findings import Finding
@@ -39,7 +39,7 @@ from repro_lint.fix import line_inserts
 from repro_lint.fix.planning import FixError
 from repro_lint.core.edits import SeedSpec
 from repro_lint.fix.source import SourceError, SourceFile
-from repro_lint.fix.style import style_for
+from repro_lint.fix.style import Style, style_for
 from repro_lint.fix.writer import NotWritten, write_atomic
 from repro_lint.facts.model import ModuleInfo
 from repro_lint.facts.families.frameworks import BY_NAME
@@ -61,6 +61,9 @@ class FixOutcome:
     errors: list = field(default_factory=list)  # one line each; the CLI exits 2 on any
     changed_paths: list = field(default_factory=list)
     texts: dict = field(default_factory=dict)  # display path -> the fixed file's bytes
+    # resolved path -> the facts of a fixed file's text where a check extracts them alike
+    # (`check.api.checked_alike`): the check after --fix takes them as they are
+    facts: dict = field(default_factory=dict)
 
 
 class _Failed(Exception):
@@ -175,13 +178,20 @@ class _Engine:
         self.original: dict[str, list] = {}  # display path -> selected findings of the original (files outside the rounds)
         self.original_errors = list(report.errors)
         self.excluded: set = set()  # rules whose fixes a file is fixed again without (`without`)
+        self._extracted: dict = {}  # (resolved path, fixed text) -> its facts (`current_facts`)
+        self._built: Optional[tuple] = None  # (facts, index, programs) that `_members` built
         self._members(self.facts, reaching)
 
     def _members(self, facts: dict, reaching: Optional[dict] = None) -> None:
         """Which entry points' programs reach each module, and which files each program holds:
         re-checks build only the programs that reach the files changed, and check all their files.
         `reaching`: the answer for `facts` when the caller holds it already (an editor's index)."""
-        self.reaching = reaching if reaching is not None else programs_reaching(facts, self.cfg, self.root)
+        self._built = None
+        if reaching is None:
+            index, programs, reaching = entry_programs(facts, self.cfg, self.root)
+            if self.check_facts is check_facts:  # (a check of the same facts takes them: `_check_facts`)
+                self._built = (facts, index, programs)
+        self.reaching = reaching
         self.members: dict[str, set] = {}
         for key, info in facts.items():
             for entry in self.reaching.get(info.module, ()):
@@ -201,8 +211,12 @@ class _Engine:
         infos = {}
         for f in files:
             if f.text != f.src.text or (wanted is not None and id(f) in wanted):
-                known = self.facts.get(f.key) if f.text == f.src.text else None
-                info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root, known)
+                info = self._extracted.get((f.key, f.text))
+                if info is None:
+                    known = self.facts.get(f.key) if f.text == f.src.text else None
+                    info = extract_source(f.src.path, f.src.encode(f.text), self.cfg, self.root, known)
+                    if f.text != f.src.text:  # (a fixed text: a later round may check it again unchanged)
+                        self._extracted[(f.key, f.text)] = info
                 facts[f.key] = info
                 infos[f.key] = info
         return facts, infos
@@ -224,7 +238,7 @@ class _Engine:
         # go (`analysis.by_name.bypassing_entry`): they are built too
         for module in self._by_name_modules():
             entries |= self.reaching.get(module, set())
-        found, errors = self.check_facts(facts, keys, self.cfg, self.root, entries=entries)
+        found, errors = self._check_facts(facts, keys, entries)
         shown = {infos[k].path: infos[k] for k in keys}
         selected = self.selector(Report(root=self.root, findings=found, infos=shown))
         by_path: dict[str, list] = {}
@@ -236,6 +250,15 @@ class _Engine:
             out[name] = (info, by_path.get(info.path, []), [e for e in errors if e.startswith(f"{info.path}: ")])
         return out
 
+    def _check_facts(self, facts: dict, keys: set, entries: set) -> tuple:
+        """`self.check_facts`; `check_facts` with the index and programs `_members` built of
+        the same facts, where it did (each program serves one check: rules let go of it)."""
+        built, self._built = self._built, None
+        if built is None or not _same_facts(built[0], facts):
+            return self.check_facts(facts, keys, self.cfg, self.root, entries=entries)
+        _, index, programs = built
+        return check_index(index, [facts[k] for k in keys if k in facts], self.cfg, entries, programs)
+
     def _by_name_modules(self) -> set:
         hit = self.__dict__.get("_by_name")
         if hit is None:
@@ -244,17 +267,27 @@ class _Engine:
 
     # -- rounds ----------------------------------------------------------------------------
     def apply(self, f: _File, text: str, findings: list) -> str:
+        placed = self._placed(f, text, findings)
+        return placed if placed is not None else self._planned(f, text, findings)
+
+    def _edits(self, f: _File, findings: list) -> tuple[list, Style, str]:
+        """(the findings with this file's edits, the file's style, the seed)."""
         # (of a fix that edits several files, only this file's edits: a finding that a
         # round's re-check reveals can carry edits of another file, which are not made here)
         parts = [p for p in (dict(_parts(x)).get(f.display) for x in findings) if p is not None]
-        style = style_for(f.src.path, self.root)
-        seed = str(self.cfg.seed)
-        # insertions of lines are placed on the text; the other edits need libcst's tree
-        placed = line_inserts.plan(text, seed, self.project_roots, self.settings["aliases"], style, [(p.fix, p.code) for p in parts])
-        if placed is not None:
-            return placed
+        return parts, style_for(f.src.path, self.root), str(self.cfg.seed)
+
+    def _placed(self, f: _File, text: str, findings: list) -> Optional[str]:
+        """The text with the fixes applied where `line_inserts` places all their edits on the
+        text; None where they need libcst's tree (`_planned`)."""
+        parts, style, seed = self._edits(f, findings)
+        return line_inserts.plan(text, seed, self.project_roots, self.settings["aliases"], style, [(p.fix, p.code) for p in parts])
+
+    def _planned(self, f: _File, text: str, findings: list) -> str:
+        """The text with the fixes applied on libcst's tree."""
         from repro_lint.fix.apply import Planner  # (libcst: imported only when a file needs it)
 
+        parts, style, seed = self._edits(f, findings)
         planner = Planner(text, seed, self.project_roots, self.settings["aliases"], style)
         for part in parts:
             try:
@@ -331,10 +364,14 @@ class _Engine:
                 if not settled:
                     self._fail(f, _Failed(_codes(todo), f"fixes did not settle after {self.settings['rounds']} rounds"), todo)
 
-    def _apply_one(self, f: _File, todo: list) -> tuple[str, Optional[_Failed]]:
-        """(the file's text with `todo` fixed, as it would be written, or the failure)."""
+    def _apply_one(self, f: _File, todo: list, planned: bool = False, placed: Optional[str] = None) -> tuple[str, Optional[_Failed]]:
+        """(the file's text with `todo` fixed, as it would be written, or the failure).
+        `placed`: what `_placed` made of it; with `planned`, it answered None (libcst's tree)."""
         try:
-            new = self.apply(f, f.text, todo)
+            if placed is not None:
+                new = placed
+            else:
+                new = self._planned(f, f.text, todo) if planned else self.apply(f, f.text, todo)
             if new != f.text:
                 new = f.src.as_written(new)
             if new != f.text:
@@ -346,18 +383,35 @@ class _Engine:
             return f.text, _Failed(_codes(todo), str(exc))
 
     def _apply_all(self, work: list) -> list:
-        """`_apply_one` of each (file, todo), in worker processes when there are several
-        files and cores (parsing and laying out a file with libcst is most of a fix's time)."""
+        """`_apply_one` of each (file, todo). The fixes placed on the text are applied here;
+        those that need libcst's tree, in worker processes when there are several such files
+        and cores (parsing and laying out a file with libcst is most of its fix's time; a
+        fix placed on the text costs less than a worker process)."""
+        out: list = [None] * len(work)
+        heavy = []
+        for i, (f, todo) in enumerate(work):
+            placed = self._placed(f, f.text, todo)
+            if placed is None:
+                heavy.append(i)
+            else:
+                out[i] = self._apply_one(f, todo, placed=placed)
+        for i, result in zip(heavy, self._planned_all([work[i] for i in heavy])):
+            out[i] = result
+        return out
+
+    def _planned_all(self, work: list) -> list:
+        """`_apply_one` of each (file, todo) on libcst's tree, in worker processes when there
+        are several files and cores."""
         jobs = min(self.jobs, len(work))
         if jobs < 2 or len(work) < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
-            return [self._apply_one(f, todo) for f, todo in work]
+            return [self._apply_one(f, todo, planned=True) for f, todo in work]
         global _ROUND
         _ROUND = (self, work)
         try:
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
                 return pool.map(_apply_in_worker, range(len(work)), chunksize=1)
         except (OSError, multiprocessing.ProcessError):
-            return [self._apply_one(f, todo) for f, todo in work]
+            return [self._apply_one(f, todo, planned=True) for f, todo in work]
         finally:
             _ROUND = None
 
@@ -572,7 +626,10 @@ def apply_fixes(
         outcome.applied += f.applied
         outcome.diff += f.src.diff(f.display, f.text)
         outcome.changed_paths.append(f.display)
-        outcome.texts[f.display] = f.src.encode(f.text)
+        outcome.texts[f.display] = data = f.src.encode(f.text)
+        info = engine._extracted.get((f.key, f.text))
+        if info is not None and checked_alike(f.src.path, data):
+            outcome.facts[f.key] = info
     if elsewhere and outcome.changed_paths:
         # (a fix split over files is counted once: its own file's part may have counted it)
         counted = Counter((f.location.path, finding_key(f)) for f in outcome.applied)
@@ -604,7 +661,12 @@ _ROUND: Optional[tuple] = None
 def _apply_in_worker(i: int) -> tuple[str, Optional[_Failed]]:
     engine, work = _ROUND  # type: ignore[misc]
     f, todo = work[i]
-    return engine._apply_one(f, todo)
+    return engine._apply_one(f, todo, planned=True)
+
+
+def _same_facts(a: dict, b: dict) -> bool:
+    """Whether two projects' facts are the same objects, file by file."""
+    return a is b or (len(a) == len(b) and all(b.get(k) is info for k, info in a.items()))
 
 
 def _fix_keys(todo: list) -> tuple:

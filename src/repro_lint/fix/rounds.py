@@ -405,6 +405,8 @@ class _Engine:
         jobs = min(self.jobs, len(work))
         if jobs < 2 or len(work) < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
             return [self._apply_one(f, todo, planned=True) for f, todo in work]
+        import repro_lint.fix.apply  # noqa: F401  (libcst, imported once here rather than in each worker)
+
         global _ROUND
         _ROUND = (self, work)
         try:

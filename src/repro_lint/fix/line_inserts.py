@@ -9,19 +9,18 @@ and the documented `seed_worker` function, and pass a keyword argument to a call
 there, the same order and blank lines of what goes at one point, the same place for a new
 import, `ast_imports`) on `ast_layout.AstLayout`: where libcst writes such an edit as the
 inserted lines, at the block's indentation, in the file's line ending, right below the
-statement before them (a keyword: appended to a call on one line that stays within the line
-length), it writes them so. Anything else (an edit of an expression, a line to wrap, a
-function in another indentation than libcst's default, a local import) makes `plan` answer
-None, and the caller uses `Planner`.
+statement before them (a keyword as `ast_calls` places it), it writes them so. Anything
+else (an edit of an expression, a line to wrap, a function in another indentation than
+libcst's default, a local import) makes `plan` answer None, and the caller uses `Planner`.
 """
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Optional
 
 from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, SeedSpec
+from repro_lint.fix.ast_calls import added_length, keyword_edit
 from repro_lint.fix.ast_imports import AstImports
 from repro_lint.fix.ast_import_block import definitions_start, import_block
 from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported, first_line, is_blank
@@ -30,13 +29,7 @@ from repro_lint.fix.planning import CONSTANT, FUNCTION, IMPORTS, ROOT_NAME, SEED
 from repro_lint.fix.style import Style
 
 _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Assert)
-
-
 _BODY_FIELDS = frozenset(["body", "orelse", "finalbody", "handlers", "cases"])
-_COMMA = re.compile(r"[ \t]*,([ \t]*)")
-_OPEN = re.compile(r"\([ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*[ \t]*")  # `(`, then the first argument on a line below
-_BREAK = re.compile(r"[ \t]*,[ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*([ \t]*)")  # a comma, then the next argument below
-_TRAILING_COMMA = re.compile(r"[ \t]*,[ \t]*(?:\r\n|\n|\r)(?:[ \t]*(?:\r\n|\n|\r))*[ \t]*\)")
 
 
 @dataclass
@@ -264,8 +257,8 @@ class LinePlanner(PlannerBase):
         return "".join(out)
 
     def _keyword_edits(self) -> list:
-        """The keywords to add, as (offset, offset, text) insertions: `Planner._plan_layouts`
-        and `calls.with_keywords` for a call on one line that stays within the line length."""
+        """The keywords to add, as (offset, offset, text) edits: `Planner._plan_layouts` and
+        `calls.with_keywords` where `ast_calls` places them."""
         added: dict = {}
         per_line: dict = {}
         for span, call in self.calls.items():
@@ -275,78 +268,13 @@ class LinePlanner(PlannerBase):
             texts = [f"{name}={value}" for name, value in pending]
             added[span] = texts
             if span[0] == span[2]:
-                per_line[span[0]] = per_line.get(span[0], 0) + _added_length(call, texts)
-        edits = []
-        for span, texts in added.items():
-            if span[0] != span[2]:
-                edits.append(self._keyword_lines(self.calls[span], span, texts))
-                continue
-            if span[0] > len(self.lines):
-                raise Unsupported("a call past the text")
-            line = self.lines[span[0] - 1]
-            if len(line.rstrip("\r\n")) + max(_added_length(self.calls[span], texts), per_line[span[0]]) > self.style.line_length:
-                raise Unsupported("a call to wrap")
-            edits.append(self._keyword_insert(self.calls[span], span, texts))
-        return edits
-
-    def _keyword_insert(self, call: ast.Call, span: tuple, texts: list) -> tuple:
+                per_line[span[0]] = per_line.get(span[0], 0) + added_length(call, texts)
         layout: AstLayout = self.layout  # type: ignore[assignment]
-        line = layout.line_text(span[0])
-        col = layout.col
-        close = span[3] - 1
-        if line[close:close + 1] != ")" or any(isinstance(a, ast.GeneratorExp) for a in call.args):
-            raise Unsupported("a call's brackets")
-        args = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
-        base = layout.starts[span[0] - 1]
-        if not args:
-            func = call.func
-            if func.end_lineno != span[0] or line[col(span[0], func.end_col_offset):close] != "(":  # type: ignore[arg-type]
-                raise Unsupported("a call's brackets")
-            return (base + close, base + close, ", ".join(texts))
-        last = args[-1]
-        end = col(span[0], last.end_col_offset)  # type: ignore[arg-type]
-        if last.end_lineno != span[0] or line[end:close].strip(" \t"):
-            raise Unsupported("what follows the last argument")
-        between = " "
-        if len(args) > 1:
-            before = args[-2]
-            match = _COMMA.fullmatch(line[col(span[0], before.end_col_offset):col(span[0], last.col_offset)])  # type: ignore[arg-type]
-            if match is None or before.end_lineno != span[0] or last.lineno != span[0]:
-                raise Unsupported("what stands between the arguments")
-            between = match.group(1)
-        return (base + end, base + end, "".join("," + between + t for t in texts))
-
-    def _keyword_lines(self, call: ast.Call, span: tuple, texts: list) -> tuple:
-        """Keywords added to a call whose arguments are one per line, the first below `(`:
-        each on a line of its own, indented as the last argument, after it (`calls.plan`
-        leaves such a call in its layout whatever its length)."""
-        layout: AstLayout = self.layout  # type: ignore[assignment]
-        text = layout.text
-        offset = lambda line, byte: layout.starts[line - 1] + layout.col(line, byte)  # noqa: E731
-        start, stop = offset(span[0], call.func.end_col_offset), layout.starts[span[2] - 1] + span[3]  # type: ignore[arg-type]
-        args = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
-        if (
-            call.func.end_lineno != span[0] or len(args) < 2 or "#" in text[start:stop]
-            or any(isinstance(a, ast.GeneratorExp) for a in call.args) or not _OPEN.fullmatch(text[start:offset(args[0].lineno, args[0].col_offset)])
-        ):
-            raise Unsupported("a call's layout")
-        indent = ""
-        for before, arg in zip(args, args[1:]):
-            match = _BREAK.fullmatch(text[offset(before.end_lineno, before.end_col_offset):offset(arg.lineno, arg.col_offset)])
-            if match is None:
-                raise Unsupported("arguments that share a line")
-            indent = match.group(1)
-        match = NEWLINE.search(text)
-        newline = match.group(0) if match else "\n"
-        end = offset(args[-1].end_lineno, args[-1].end_col_offset)
-        rest = text[end:stop]
-        if _TRAILING_COMMA.fullmatch(rest):
-            # (the last argument's comma ends its line: the new ones go on the lines below it)
-            at = end + NEWLINE.search(rest).end()  # type: ignore[union-attr]
-            return (at, at, "".join(indent + t + "," + newline for t in texts))
-        if rest.strip(" \t\r\n") == ")":
-            return (end, end, "".join("," + newline + indent + t for t in texts))
-        raise Unsupported("what follows the last argument")
+        limit = self.style.line_length
+        return [
+            keyword_edit(layout, self.calls[span], span, texts, limit, per_line.get(span[0], 0) if span[0] == span[2] else 0)
+            for span, texts in added.items()
+        ]
 
     def _assembled(self, block: Block, index: int, imports: list, others: list, apart: bool) -> list:
         """The statements inserted at a point, with the blank lines above each:
@@ -460,11 +388,6 @@ def _header_nodes(nodes: list):
         elif isinstance(n, ast.AST):
             yield n
             queue.extend(ast.iter_child_nodes(n))
-
-
-def _added_length(call: ast.Call, texts: list) -> int:
-    """`calls.added_length`: what adding the keyword texts adds to the call's line."""
-    return sum(len(t) for t in texts) + 2 * (len(texts) - (0 if call.args or call.keywords else 1))
 
 
 def _check_expression(code: str) -> None:

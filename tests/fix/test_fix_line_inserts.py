@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from repro_lint.core.edits import AddKeyword
+from repro_lint.core.edits import AddKeyword, InsertStatements
 from repro_lint.core.findings import Fix
 from repro_lint.fix import line_inserts
 from repro_lint.fix.apply import Planner
@@ -160,3 +160,77 @@ def test_arguments_on_a_line_of_their_own_go_one_per_line_past_the_line_length()
 def test_other_layouts_of_arguments_are_left_to_libcst(src):
     fix = Fix("test", "safe", (AddKeyword(call(src, "f"), "k", "1"),))
     assert line_inserts.plan(src, "0", frozenset(), ALIASES, Style(), [(fix, "RPL999")]) is None
+
+
+# -- statements below a compound statement, and at the module's start -----------------------
+def test_statements_below_the_imports_follow_a_try_block_that_ends_them():
+    src = d("""\
+        import torch
+
+        try:
+            import visdom
+        except ImportError:
+            raise ModuleNotFoundError("no visdom")
+
+
+        def main():
+            pass
+    """)
+    out = placed(src, [InsertStatements("after-imports", '{mod:os}.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n')],
+                 [InsertStatements("after-imports", "SEED = 0\n")])
+    assert out == d("""\
+        import os
+
+        import torch
+
+        try:
+            import visdom
+        except ImportError:
+            raise ModuleNotFoundError("no visdom")
+
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        SEED = 0
+
+
+        def main():
+            pass
+    """)
+
+
+def test_a_comment_indented_below_a_block_is_left_to_libcst():
+    src = d("""\
+        try:
+            import visdom
+        except ImportError:
+            raise ModuleNotFoundError("no visdom")
+            # the block's own comment
+
+        x = 1
+    """)
+    fix = Fix("test", "safe", (InsertStatements("after-imports", "SEED = 0\n"),))
+    assert line_inserts.plan(src, "0", frozenset(), ALIASES, Style(), [(fix, "RPL999")]) is None
+
+
+def test_a_new_import_before_the_first_statement_goes_below_the_header_comments():
+    src = d("""\
+        # Copyright notice
+
+        from argparse import ArgumentParser
+
+        import torch
+
+        torch.manual_seed(0)
+    """)
+    out = placed(src, [InsertStatements("after-imports", '{mod:os}.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n')])
+    assert out == d("""\
+        # Copyright notice
+
+        import os
+        from argparse import ArgumentParser
+
+        import torch
+
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+        torch.manual_seed(0)
+    """)

@@ -9,9 +9,11 @@ and the documented `seed_worker` function, and pass a keyword argument to a call
 there, the same order and blank lines of what goes at one point, the same place for a new
 import, `ast_imports`) on `ast_layout.AstLayout`: where libcst writes such an edit as the
 inserted lines, at the block's indentation, in the file's line ending, right below the
-statement before them (a keyword as `ast_calls` places it), it writes them so. Anything
-else (an edit of an expression, a line to wrap, a function in another indentation than
-libcst's default, a local import) makes `plan` answer None, and the caller uses `Planner`.
+statement before them (below a compound statement: where none of the lines between it and
+the next statement is indented as its blocks; at the module's start: below its header of
+comments), a keyword as `ast_calls` places it, it writes them so. Anything else (an edit of
+an expression, a line to wrap, a function in another indentation than libcst's default, a
+local import) makes `plan` answer None, and the caller uses `Planner`.
 """
 from __future__ import annotations
 
@@ -318,19 +320,39 @@ class LinePlanner(PlannerBase):
         if index > 0:
             prev = block.lines[index - 1]
             if not prev.simple:
-                # (the lines below a block are its own or the next statement's, as their indentation says)
-                nxt = block.lines[index] if index < len(block.lines) else None
-                if nxt is None or first_line(nxt) != prev.end[0] + 1:
-                    raise Unsupported("lines below a block")
+                self._below_block(block, index, prev.end[0])
             return prev.end[0]
         if block.module:
-            raise Unsupported("the start of the module")
+            if not block.lines:
+                raise Unsupported("an empty module")
+            # (libcst's module header holds every line above the first statement: they stay above)
+            return first_line(block.lines[0]) - 1
         line = block.lines[0].start[0] - 1  # (the block's first statement's own lines stay below)
         while line > block.header_line and _blank_or_comment(layout.line_text(line)):
             line -= 1
         if line != block.header_line:
             raise Unsupported("a header of several lines")
         return line
+
+    def _below_block(self, block: Block, index: int, end: int) -> None:
+        """Check that none of the lines below a compound statement that ends on line `end`, up
+        to the next statement, is one of the statement's blocks' own (libcst gives those blocks
+        the lines up to the last one indented as one of them, the others to the next
+        statement): each is blank, or a comment indented no deeper than `block`. Statements
+        inserted after the compound one then go right below line `end`, as libcst writes them."""
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        nxt = block.lines[index] if index < len(block.lines) else None
+        n = end + 1
+        while n <= len(layout.lines) and (nxt is None or n < first_line(nxt)):
+            line = layout.line_text(n)
+            rest = line.lstrip(" \t")
+            ws = line[: len(line) - len(rest)]
+            if rest.rstrip("\r\n") == "" and ws == "" or rest.startswith("#") and block.indent.startswith(ws):
+                n += 1
+            elif nxt is None and not _blank_or_comment(line):
+                break  # (the code after the block's last statement: another block's)
+            else:
+                raise Unsupported("lines below a block")
 
     def _next_lines(
         self, block: Block, index: int, nxt, at: int, imports: list, others: list, pieces: list, apart: bool, newline: str,

@@ -10,7 +10,7 @@ from typing import Optional
 
 import pytest
 
-from repro_lint.core.edits import AddKeyword, InsertStatements
+from repro_lint.core.edits import AddKeyword, InsertStatements, ReplaceExpression
 from repro_lint.core.findings import Fix
 from repro_lint.fix import line_inserts
 from repro_lint.fix.apply import Planner
@@ -45,6 +45,15 @@ def call(src: str, name: str) -> tuple:
         if isinstance(node, ast.Call) and ast.unparse(node.func) == name:
             return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
     raise AssertionError(name)
+
+
+def value(src: str, target: str) -> tuple:
+    """The span of the value assigned to `target` in `src`."""
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == target:
+            v = node.value
+            return (v.lineno, v.col_offset, v.end_lineno, v.end_col_offset)
+    raise AssertionError(target)
 
 
 # -- a keyword that takes a call on one line past the line length ---------------------------
@@ -234,3 +243,26 @@ def test_a_new_import_before_the_first_statement_goes_below_the_header_comments(
 
         torch.manual_seed(0)
     """)
+
+
+# -- a value replaced ------------------------------------------------------------------------
+def test_a_flipped_value_loses_the_comment_that_described_it():
+    src = d("""\
+        def setup(seed):
+            torch.manual_seed(seed)
+            cudnn.benchmark = True  # faster
+            cudnn.enabled = True  # noqa: E501
+    """)
+    out = placed(src, [ReplaceExpression(value(src, "cudnn.benchmark"), "False")], [ReplaceExpression(value(src, "cudnn.enabled"), "False")])
+    assert out == d("""\
+        def setup(seed):
+            torch.manual_seed(seed)
+            cudnn.benchmark = False
+            cudnn.enabled = False  # noqa: E501
+    """)
+
+
+def test_a_value_in_parentheses_or_before_more_code_is_left_to_libcst():
+    for src in ("x = (True)\n", "x = True; y = 1\n"):
+        fix = Fix("test", "safe", (ReplaceExpression(value(src, "x"), "False"),))
+        assert line_inserts.plan(src, "0", frozenset(), ALIASES, Style(), [(fix, "RPL999")]) is None

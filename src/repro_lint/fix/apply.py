@@ -14,7 +14,6 @@ planned, and applied in one transformation:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -34,7 +33,7 @@ from repro_lint.core.edits import (
 from repro_lint.fix import dicts
 from repro_lint.fix.cst_imports import CstImports, with_names
 from repro_lint.fix.imports import OTHER, Context
-from repro_lint.fix.planning import CONSTANT, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
+from repro_lint.fix.planning import CONSTANT, DIRECTIVE, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
 from repro_lint.fix.splice import TopLevel
 from repro_lint.fix.layout import BodyStatement, Layout, function_body_start, is_import_line
 from repro_lint.fix.style import Style
@@ -751,7 +750,6 @@ def _assigned_value(stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is node for small in stmt.body)
 
 
-_DIRECTIVE = re.compile(r"#\s*(noqa|type:|pragma|pylint:|fmt:|isort:|nosec|mypy:|pyright:|ruff:)", re.IGNORECASE)
 _LITERAL = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)
 
 
@@ -770,6 +768,6 @@ def _without_stale_comment(stmt):
     if not isinstance(stmt, cst.SimpleStatementLine):
         return stmt
     trailing = stmt.trailing_whitespace
-    if trailing.comment is None or _DIRECTIVE.search(trailing.comment.value):
+    if trailing.comment is None or DIRECTIVE.search(trailing.comment.value):
         return stmt
     return stmt.with_changes(trailing_whitespace=trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None))

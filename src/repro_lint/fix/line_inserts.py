@@ -1,19 +1,20 @@
-"""Fixes that insert lines, add imports, functions and keyword arguments, placed from `ast`
-on the text.
+"""Fixes that insert lines, add imports, functions and keyword arguments, or replace an
+assigned value, placed from `ast` on the text.
 
 Most fixes insert a few one-line statements after a statement, at the start of the
 `__main__` block or below the imports (with the `SEED` constant), add the imports they need
-and the documented `seed_worker` function, and pass a keyword argument to a call.
-`apply.Planner` does that on a libcst tree, whose parse was most of a fix's cost.
-`LinePlanner` is the same planner (the same templates, the same checks for code already
+and the documented `seed_worker` function, pass a keyword argument to a call, or flip a
+flag's value. `apply.Planner` does that on a libcst tree, whose parse was most of a fix's
+cost. `LinePlanner` is the same planner (the same templates, the same checks for code already
 there, the same order and blank lines of what goes at one point, the same place for a new
 import, `ast_imports`) on `ast_layout.AstLayout`: where libcst writes such an edit as the
 inserted lines, at the block's indentation, in the file's line ending, right below the
 statement before them (below a compound statement: where none of the lines between it and
 the next statement is indented as its blocks; at the module's start: below its header of
-comments), a keyword as `ast_calls` places it, it writes them so. Anything else (an edit of
-an expression, a line to wrap, a function in another indentation than libcst's default, a
-local import) makes `plan` answer None, and the caller uses `Planner`.
+comments), a keyword as `ast_calls` places it, a value as its new text, it writes them so.
+Anything else (another edit of an expression, a line to wrap, a function in another
+indentation than libcst's default, a local import) makes `plan` answer None, and the caller
+uses `Planner`.
 """
 from __future__ import annotations
 
@@ -21,13 +22,13 @@ import ast
 from dataclasses import dataclass
 from typing import Optional
 
-from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, SeedSpec
+from repro_lint.core.edits import AddKeyword, EnsureFunction, InsertStatements, ReplaceExpression, SeedSpec
 from repro_lint.fix.ast_calls import added_length, keyword_edit
 from repro_lint.fix.ast_imports import AstImports
 from repro_lint.fix.ast_import_block import definitions_start, import_block
 from repro_lint.fix.ast_layout import NEWLINE, AstLayout, Block, Statement, Unsupported, first_line, is_blank
 from repro_lint.fix.imports import LOCAL, OTHER, PROJECT, Context
-from repro_lint.fix.planning import CONSTANT, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
+from repro_lint.fix.planning import CONSTANT, DIRECTIVE, FUNCTION, IMPORTS, ROOT_NAME, SEED_NAME, STATEMENTS, FixError, PlannerBase
 from repro_lint.fix.style import Style
 
 _SIMPLE_INSERTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete, ast.Assert)
@@ -87,6 +88,7 @@ class LinePlanner(PlannerBase):
         self.calls: dict = {}  # span -> the ast call that gets keywords
         self.keywords: dict = {}  # span -> [(name, value code)]
         self.unsafe_keywords: set = set()
+        self.replacements: dict = {}  # span -> (offset, offset, text) of a replaced value
 
     # -- what `Planner` does on libcst, for the edits handled here --------------------------
     def _statement_context(self, st: Statement, after: bool) -> Context:  # type: ignore[override]
@@ -215,17 +217,48 @@ class LinePlanner(PlannerBase):
                     return node
         raise Unsupported("no call there")
 
+    def _replace(self, edit: ReplaceExpression, spec, code: str) -> None:
+        """`Planner._replace` for the whole value of an assignment on one line, the last
+        thing on its line but a comment (no parentheses around it): the value's text is
+        replaced, and the comment that described an old literal value goes with it."""
+        layout: AstLayout = self.layout  # type: ignore[assignment]
+        span = tuple(edit.span)
+        st = layout.statement_at(span)
+        if st is None or not st.node.simple or st.start[0] != st.end[0] or span[0] != span[2] or span[0] != st.start[0]:
+            raise Unsupported("an expression to replace")
+        col = layout.col
+        node = next(
+            (
+                n.value for n in st.node.nodes
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None
+                and (col(n.value.lineno, n.value.col_offset), col(n.value.end_lineno, n.value.end_col_offset)) == (span[1], span[3])  # type: ignore[arg-type]
+            ),
+            None,
+        )
+        line = layout.line_text(span[0])
+        after = line[span[3]:].rstrip("\r\n")
+        if node is None or not line[:span[1]].rstrip(" \t").endswith("=") or after.strip(" \t")[:1] not in ("", "#"):
+            raise Unsupported("an expression to replace")
+        value, _ = self.expand(edit.code, spec, self._expression_context(span), local_ok=False, code=code)
+        _check_expression(value)
+        end = span[3]
+        comment = after.strip(" \t")
+        if comment and _is_literal(node) and value != line[span[1]:span[3]] and not DIRECTIVE.search(comment):
+            end += len(after)  # (the comment that described the old value, and the spaces before it)
+        base = layout.starts[span[0] - 1]
+        self.replacements[span] = (base + span[1], base + end, value)
+
     def _unsupported(self, *_args) -> None:
         raise Unsupported("an edit of an expression or a move")
 
-    _replace = _move = _wrap = _add_dict_items = _unsupported  # type: ignore[assignment]
+    _move = _wrap = _add_dict_items = _unsupported  # type: ignore[assignment]
 
     # -- writing -----------------------------------------------------------------------------
     def build(self) -> str:
         layout: AstLayout = self.layout  # type: ignore[assignment]
         match = NEWLINE.search(layout.text)
         newline = match.group(0) if match else "\n"
-        edits = self._keyword_edits()
+        edits = self._keyword_edits() + list(self.replacements.values())
         for imp in self.imports.new:
             index = self.imports.placement(imp)
             section = self.imports.layout_section(imp)
@@ -412,6 +445,15 @@ def _header_nodes(nodes: list):
             queue.extend(ast.iter_child_nodes(n))
 
 
+def _is_literal(node: ast.AST) -> bool:
+    """`apply._is_literal` on `ast`: a value a fix flips, which a comment may describe."""
+    if isinstance(node, ast.UnaryOp):
+        return _is_literal(node.operand)
+    if isinstance(node, ast.JoinedStr):
+        raise Unsupported("an f-string")  # (libcst's concatenation of one with a plain string is a literal)
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str, bytes)))
+
+
 def _check_expression(code: str) -> None:
     """An expression libcst writes back as it reads: one line, no comment or continuation."""
     if not code or code != code.strip() or any(ch in code for ch in "#\\\n\r\t\f"):
@@ -471,7 +513,7 @@ def _one_line_statements(text: str) -> list:
 def plan(text: str, default_seed: str, project_roots: frozenset, aliases: dict, style: Style, fixes: list) -> Optional[str]:
     """The text with `fixes` ((Fix, rule code) pairs) applied, where this module places
     all their edits; None otherwise."""
-    if not all(isinstance(e, (InsertStatements, SeedSpec, AddKeyword, EnsureFunction)) for fix, _ in fixes for e in fix.edits):
+    if not all(isinstance(e, (InsertStatements, SeedSpec, AddKeyword, EnsureFunction, ReplaceExpression)) for fix, _ in fixes for e in fix.edits):
         return None
     try:
         planner = LinePlanner(text, default_seed, project_roots, aliases, style)

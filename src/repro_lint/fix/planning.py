@@ -28,6 +28,8 @@ ROOT_NAME = re.compile(r"^[A-Za-z_]\w*")
 _OPERAND = re.compile(r"[\w.]+(\([^()\s]*\)|\[[^\[\]\s]*\])*")
 # the groups of what goes in at one point, first to last
 IMPORTS, CONSTANT, FUNCTION, STATEMENTS = range(4)
+# a comment that tells a tool something: it stays when the value it follows is replaced
+DIRECTIVE = re.compile(r"#\s*(noqa|type:|pragma|pylint:|fmt:|isort:|nosec|mypy:|pyright:|ruff:)", re.IGNORECASE)
 
 
 class FixError(Exception):

@@ -1,7 +1,7 @@
 """What `--fix` costs next to a cold `check` of the same files, side by side in one run.
 
     python bench/fix_bench.py [--repos DIR] [--list bench/review_repos.txt] [--mirrors DIR]
-                              [--only NAME,...] [--rounds 5] [--jobs N]
+                              [--only NAME,...] [--rounds 5] [--jobs N] [--src SRC] [--before SRC]
 
 For each repository of the list (checkouts under `--repos/NAME`, extracted from fetched
 mirrors with `--mirrors` as `review_fixes.py` does), rounds of four measures take turns, each
@@ -18,6 +18,10 @@ CPU seconds of the process and the processes it started (what load does not chan
 ratios are taken per round and their median reported. The number of fixes is what the tool
 printed (`Would fix N` / `Fixed N`). Target (issue 34): `--fix` and `--diff` at most 3x a
 cold check.
+
+With `--before SRC` (another version's `src/`, e.g. a `git archive` of a commit, with its
+`rules/` beside it), each measure runs with that version, then with `--src`, within each
+round: both are reported, side by side under the same load.
 """
 
 from __future__ import annotations
@@ -68,11 +72,17 @@ def run_once(tree: Path, src: Path, extra: list[str], jobs: int) -> tuple[float,
     return wall, cpu, fixes
 
 
-def bench(tree: Path, src: Path, rounds: int, jobs: int) -> dict:
-    runs: dict[str, list] = {m: [] for m in MEASURES}
+def bench(tree: Path, srcs: list, rounds: int, jobs: int) -> list:
+    """The figures of each version of `srcs`, the measures taking turns within each round."""
+    runs: list = [{m: [] for m in MEASURES} for _ in srcs]
     for _ in range(rounds):
         for name, extra in MEASURES.items():
-            runs[name].append(run_once(tree, src, extra, jobs))
+            for src, mine in zip(srcs, runs):
+                mine[name].append(run_once(tree, src, extra, jobs))
+    return [_figures(tree, mine) for mine in runs]
+
+
+def _figures(tree: Path, runs: dict) -> dict:
     out = {"files": sum(1 for _ in tree.rglob("*.py"))}
     for name, rows in runs.items():
         out[name] = {
@@ -92,11 +102,14 @@ def main(argv=None) -> int:
     p.add_argument("--list", type=Path, default=HERE / "review_repos.txt")
     p.add_argument("--mirrors", type=Path)
     p.add_argument("--src", type=Path, default=SRC)
+    p.add_argument("--before", type=Path, help="another version's src/, measured in turn with --src")
     p.add_argument("--only", default="")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = p.parse_args(argv)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.src)], check=False)
+    srcs = [args.before, args.src] if args.before else [args.src]
+    for src in srcs:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=False)
     header = f"{'repository':28} {'files':>5} {'check s':>8} " + " ".join(f"{m + ' s':>10} {'x':>5}" for m in MEASURES if m != "check")
     print(header + "   (wall; CPU ratios after /)")
     for entry in select(read_list(args.list), args.only):
@@ -106,11 +119,12 @@ def main(argv=None) -> int:
             continue
         if entry.subdir:
             tree = tree / entry.subdir
-        r = bench(tree, args.src, args.rounds, args.jobs)
-        cells = " ".join(
-            f"{r[m]['wall']:10.2f} {r[m]['wall_ratio']:4.1f}x/{r[m]['cpu_ratio']:.1f}x ({r[m]['fixes']})" for m in MEASURES if m != "check"
-        )
-        print(f"{entry.name:28} {r['files']:5} {r['check']['wall']:8.2f} {cells}", flush=True)
+        for label, r in zip(["before", "after"] if args.before else [""], bench(tree, srcs, args.rounds, args.jobs)):
+            cells = " ".join(
+                f"{r[m]['wall']:10.2f} {r[m]['wall_ratio']:4.1f}x/{r[m]['cpu_ratio']:.1f}x ({r[m]['fixes']})" for m in MEASURES if m != "check"
+            )
+            name = f"{entry.name} {label}".strip()
+            print(f"{name:28} {r['files']:5} {r['check']['wall']:8.2f} {cells}   check CPU {r['check']['cpu']:.2f} s", flush=True)
     return 0
 
 

@@ -4,9 +4,13 @@ fixes its flags too. `check` announces them; the counts of `check`, `--diff`, `-
 
 import json
 import re
+import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
+
+from fixture_harness import in_process
 
 # unseeded: RPL101's seed is the only finding at first; then RPL401 (a convolution, safe) and
 # RPL403 (unsafe: no operation that raises is reached, so `warn_only` is not needed) follow
@@ -88,3 +92,114 @@ def test_a_program_with_intent_has_no_follow_ons(cli, project):
     check = cli("check", "--no-cache", ".", cwd=project.root)
     assert "follow-on" not in check.stdout
     assert "RPL401" in check.stdout  # reported directly, not as a follow-on
+
+
+# -- cascades beyond a seed's own program (fixtures/fix_projects/) ----------------------------
+PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "fix_projects"
+
+# what `check` must announce on each project (with --unsafe-fixes), beside counts that agree
+BEYOND_A_SEED = {
+    # an unsafe RPL403 fix that takes the framework's form (`set_seed(SEED, deterministic=True)`)
+    # turns deterministic algorithms on without the cuBLAS workspace: RPL404 follows it
+    "set_seed_keyword_then_cublas": "= then (--unsafe-fixes): RPL404: set CUBLAS_WORKSPACE_CONFIG",
+    # a loader in a module two programs reach follows their seed once both seed torch, the
+    # second only with its unsafe (every-rank) seed: a follow-on in another module
+    "loader_fixable_once_every_program_seeds": "= then (--unsafe-fixes): RPL301 in imgen/data.py: pass `generator=",
+}
+
+
+@pytest.fixture
+def run(monkeypatch, capsys):
+    return in_process(monkeypatch, capsys)
+
+
+def _copy(case: str, root: Path) -> Path:
+    shutil.copytree(PROJECTS / case, root, ignore=shutil.ignore_patterns("*.fixed.py", "case.toml", "__pycache__"))
+    (root / "pyproject.toml").write_text('[project]\nname = "case"\nversion = "0"\n')
+    return root
+
+
+def _announced(summary: str) -> tuple[int, int, int, int]:
+    """check's summary: (fixable with --fix, their follow-ons, more with --unsafe-fixes, theirs)."""
+    safe = re.search(r"(\d+) fixable with --fix(?:, then (\d+) follow-on)?", summary)
+    unsafe = re.search(r"(\d+) more fixable with --unsafe-fixes(?:, then (\d+) follow-on)?", summary)
+    extra = re.search(r"With --unsafe-fixes, (\d+) more follow-on", summary)
+    s, f = (int(safe.group(1)), int(safe.group(2) or 0)) if safe else (0, 0)
+    u, g = (int(unsafe.group(1)), int(unsafe.group(2) or 0)) if unsafe else (0, int(extra.group(1)) if extra else 0)
+    return s, f, u, g
+
+
+def _made(text: str, verb: str) -> tuple[int, int]:
+    """(findings, follow-ons) of "Would fix N findings (M follow-on)" or "Fixed N (M follow-on)"."""
+    m = re.search(rf"{verb} (\d+)(?: findings?)?(?: \((\d+) follow-on\))?", text)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
+
+
+def _counts_agree(run, root: Path, unsafe: bool) -> str:
+    """`check`, `--diff` and `--fix --show-fixes` in `root` say the same numbers; check's report."""
+    extra = ["--unsafe-fixes"] if unsafe else []
+    check = run("check", "--no-cache", *extra, ".", cwd=root)
+    s, f, u, g = _announced(check.stdout.strip().splitlines()[-1])
+    expected = (s + f + u + g, f + g) if unsafe else (s + f, f)
+    diff = run("check", "--no-cache", "--diff", *extra, ".", cwd=root)
+    assert _made(diff.stderr, "Would fix") == expected, (check.stdout, diff.stderr)
+    fixed = run("check", "--no-cache", "--fix", "--show-fixes", *extra, ".", cwd=root)
+    assert _made(fixed.stdout, "Fixed") == expected, (check.stdout, fixed.stdout)
+    assert sum(int(n) for n in re.findall(r"^    (\d+) × ", fixed.stdout, re.M)) == expected[0]
+    assert fixed.stdout.count(", follow-on") == expected[1]
+    return check.stdout
+
+
+@pytest.mark.parametrize("case", sorted(BEYOND_A_SEED))
+def test_counts_agree_where_fixes_follow_other_fixes_than_a_seed(case, tmp_path, run):
+    # one unsafe run: what check announces is what the diff and --fix make
+    report = _counts_agree(run, _copy(case, tmp_path / "unsafe"), unsafe=True)
+    assert BEYOND_A_SEED[case] in report, report
+    assert _counts_agree(run, tmp_path / "unsafe", unsafe=True).strip().splitlines()[-1].endswith("All checks passed.")
+    # a safe run, then an unsafe one on what it left: each agrees with what check says then
+    safe = _copy(case, tmp_path / "safe")
+    _counts_agree(run, safe, unsafe=False)
+    report = _counts_agree(run, safe, unsafe=True)
+    assert BEYOND_A_SEED[case] in report, report
+    for path in safe.rglob("*.py"):  # (and the files come out as one unsafe run leaves them)
+        assert path.read_text() == (tmp_path / "unsafe" / path.relative_to(safe)).read_text(), path
+
+
+def test_a_switch_turned_on_in_place_asks_for_the_cublas_workspace(run, project):
+    # `use_deterministic_algorithms(False)` made True: the cuBLAS workspace follows (RPL404)
+    project("requirements.txt", "torch>=1.13\n")
+    project("train.py", CASCADING.replace(
+        "    args = parser.parse_args()\n",
+        "    args = parser.parse_args()\n    torch.manual_seed(args.seed)\n    torch.use_deterministic_algorithms(False)\n",
+    ))
+    report = _counts_agree(run, project.root, unsafe=True)
+    assert "= then (--unsafe-fixes): RPL404" in report, report
+    assert 'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG"' in (project.root / "train.py").read_text()
+
+
+def test_a_generator_the_seed_gives_intent_to_is_announced(run, project):
+    # `default_rng()` in a program without intent is not reported; once RPL101's seed gives the
+    # program intent it is, and its fix takes the program's new seed (RPL102, a module rule)
+    project("train.py", textwrap.dedent('''
+        import numpy as np
+        import torch
+
+
+        def main():
+            rng = np.random.default_rng()
+            model = torch.nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for _ in range(10):
+                x = torch.from_numpy(rng.normal(size=(8, 4)).astype(np.float32))
+                loss = model(x).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+
+        if __name__ == "__main__":
+            main()
+    ''').lstrip())
+    report = _counts_agree(run, project.root, unsafe=False)
+    assert "= then (--fix): RPL102: pass a seed to `default_rng`" in report, report
+    assert "default_rng(seed=SEED)" in (project.root / "train.py").read_text()

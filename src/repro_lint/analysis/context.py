@@ -55,6 +55,17 @@ class Context:
     # how many modules the rules check (all, or a few named files of a large project):
     # project-wide shortcuts pay only when a good part of the project is checked
     checked: int = field(default=0, repr=False)
+    # a context `changed` made: the one it was made from, and its copies of programs by the
+    # id of the program each stands for
+    original: Optional["Context"] = field(default=None, repr=False)
+    copies: dict = field(default_factory=dict, repr=False)
+
+    def changed(self, copies: dict) -> "Context":
+        """This context with the programs `copies` maps (by id) in place of its own: what the
+        rules see once fixes change those programs (`check.across`). Which programs reach each
+        scope is read from this one, through the copies (`placement.programs_reaching`)."""
+        programs = [copies.get(id(p), p) for p in self.programs]
+        return Context(self.index, self.settings, programs, checked=self.checked, original=self, copies=copies)
 
     def release(self) -> None:
         """Let go of what rules worked out and keep here (some of it refers back to this

@@ -241,3 +241,30 @@ def raising_ops(ctx: Context, program: Program) -> list[tuple]:
             continue
         out.append((info, ev, ev.data["api"]))
     return out
+
+
+# -- what a fix that turns a switch on leaves ------------------------------------------------
+def switch_key(info: ModuleInfo, ev: Event) -> tuple:
+    """How a fix names the call whose switch it turns on: the module and place of its event."""
+    return (info.path, ev.line, ev.col, ev.kind)
+
+
+def switched_on(program: Program, switches: Iterable[tuple]) -> dict:
+    """The events the program has once fixes turn `switches` on (`Fix.switches_on`: the
+    `switch_key` of the call, then whether it only warns), by the key of the event each
+    replaces (`Program.changed_by`): a framework call given its determinism keyword
+    (`set_seed(seed, deterministic=True)`), a literal `False` made `True`. What they set is
+    the call's own (`set_seed` sets no cuBLAS workspace)."""
+    wanted = {tuple(s[:4]): s[4] for s in switches}
+    out: dict = {}
+    if not wanted:
+        return out
+    for info, _, ev in program.events("switchable", "switch"):
+        key = switch_key(info, ev)
+        if key not in wanted:
+            continue
+        data = {k: v for k, v in ev.data.items() if k != "since"}
+        data["value"] = True
+        data["warn_only"] = wanted[key]
+        out[key] = Event("switch", ev.line, ev.col, ev.end_line, ev.end_col, ev.stmt, data)
+    return out

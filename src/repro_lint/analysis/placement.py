@@ -213,7 +213,7 @@ def _settings(ctx: Context, program: Program) -> _Settings:
             hydra_key = hydra_configs.hydra_seed_key(folder, index.root, name)
     hit = _SETTINGS[program] = _Settings(
         exprs, seed_settings.options(modules), seed_settings.parser_function_names(modules), hydra_key,
-        "torch" in program.seeds(),
+        program.seeds_source("torch"),
     )
     return hit
 
@@ -674,6 +674,8 @@ def _repeated_scopes(ctx: Context, program: Program, source: Optional[str], kind
 
 def programs_reaching(ctx: Context, info: ModuleInfo, scope: str) -> Sequence[Program]:
     """The programs that reach a scope, in project order (worked out once per check)."""
+    if ctx.original is not None:  # (a context with copies of some programs: `Context.changed`)
+        return tuple(ctx.copies.get(id(p), p) for p in programs_reaching(ctx.original, info, scope))
     index = ctx.index
     table = ctx.__dict__.get("_programs_by_scope")
     if table is None:

@@ -16,7 +16,7 @@ from repro_lint.facts.model import ModuleInfo
 from repro_lint.core.findings import Location
 from repro_lint.core.findings import Finding
 from repro_lint.analysis.context import Context, let_go_of
-from repro_lint.check import cascade
+from repro_lint.check import across, cascade
 from repro_lint.rules.registry import RULES
 
 
@@ -61,6 +61,12 @@ def run_rules(ctx: Context, target_paths: set[str], errors: list[str], verbose: 
             errors.extend(theirs.pop(None, []))
         per_code.update(theirs)
     out = [f for code in RULES for f in per_code.get(code, ())]
+    try:
+        across.announce_across(ctx, out, target_paths)
+    except Exception as exc:
+        errors.append(f"internal error while working out follow-on fixes across programs: {type(exc).__name__}: {exc}")
+        if verbose:
+            errors.append(traceback.format_exc().rstrip())
     cascade.settle(out)
     return out
 

@@ -35,7 +35,9 @@ class Related:
 @dataclass(frozen=True, **_SLOTS)
 class FollowOn:
     """A fix that `--fix` also makes once another fix is applied: a seeding call gives the
-    program determinism intent, and its determinism flags are then fixed too."""
+    program determinism intent, and its determinism flags are then fixed too; a switch a fix
+    turns on asks for the cuBLAS workspace; a program seeded lets a shared module's loader
+    follow its seed. `path` and `line` are where the follow-on's finding is reported."""
 
     code: str
     name: str
@@ -56,6 +58,10 @@ class Fix:
     seeds: tuple = ()
     # what --fix also fixes in the program once this fix is applied (`FollowOn`)
     follow_ons: tuple = ()
+    # the determinism switches the fix turns on: (path, line, col, kind) of the event of each
+    # call it changes (`set_seed(seed)` given `deterministic=True`, a literal False made True);
+    # the program has deterministic algorithms on there afterwards (`check.cascade`)
+    switches_on: tuple = ()
 
 
 @dataclass(**_SLOTS)

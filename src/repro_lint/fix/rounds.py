@@ -641,9 +641,11 @@ def apply_fixes(
                 counted[k] -= 1
             else:
                 outcome.applied.append(f)
-    # a follow-on: a finding the check did not report, which an earlier round's fixes revealed
-    # (a seeding call gives the program determinism intent; then its flags are fixed too)
-    reported = Counter((f.location.path, finding_key(f)) for f in findings)
+    # a follow-on: a finding the check did not report fixable, which an earlier round's fixes
+    # revealed or made fixable (a seeding call gives the program determinism intent; then its
+    # flags are fixed too; once every program that reaches a shared loader seeds torch, the
+    # loader can follow that seed): `check` announces the same (`check.cascade`)
+    reported = Counter((f.location.path, finding_key(f)) for f in findings if f.fixable)
     for f in outcome.applied:
         k = (f.location.path, finding_key(f))
         if reported[k] > 0:

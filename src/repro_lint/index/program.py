@@ -34,16 +34,31 @@ class Program:
         self._uncertain: frozenset = frozenset()
         # framework hooks the program reaches because a framework runs them (`trainer.fit`)
         self.hook_starts: tuple[ScopeRef, ...] = ()
-        # sources taken as seeded although the program does not seed them (`seeded_by`)
+        # sources taken as seeded although the program does not seed them (`changed_by`)
         self.assumed_seeds: frozenset = frozenset()
+        # events that take the place of the program's own, by (path, line, col, kind) of the
+        # event each replaces (`changed_by`)
+        self.replaced: dict = {}
 
     def seeded_by(self, sources) -> "Program":
         """The same program as it stands once a fix seeds `sources`: it shows the intent that
         seeding gives (what the determinism rules then find is what --fix fixes next)."""
+        return self.changed_by(sources)
+
+    def changed_by(self, sources=(), replaced: Optional[dict] = None) -> "Program":
+        """The same program as it stands once fixes are applied: they seed `sources` (it
+        shows the intent that seeding gives, and seeds them: `seeds_source`), and change the
+        events `replaced` names into the ones it gives (a switch turned on). What the rules then
+        find is what --fix fixes next (`check.cascade`)."""
         copy = Program(self.index, self.entry, self._scopes)
         copy._order, copy._event_ids, copy.hook_starts = self._order, self._event_ids, self.hook_starts
         copy.assumed_seeds = self.assumed_seeds | frozenset(sources)
+        copy.replaced = {**self.replaced, **(replaced or {})}
         return copy
+
+    def seeds_source(self, source: str) -> bool:
+        """Whether the program seeds `source`, or is taken to by `changed_by`."""
+        return source in self.assumed_seeds or source in self.seeds()
 
     @classmethod
     def walked(cls, index: ProjectIndex, entry: ModuleInfo, order: list[int], event_ids: list[int]) -> "Program":
@@ -70,6 +85,20 @@ class Program:
 
     def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
         """The events of the reached scopes in reach order (of the given kinds, or all)."""
+        if self.replaced:
+            return self._events_replaced(kinds)
+        return self._events(kinds)
+
+    def _events_replaced(self, kinds: tuple) -> Iterator[tuple[ModuleInfo, str, Event]]:
+        """`events`, with the events `replaced` names in place of the program's own."""
+        swap = self.replaced
+        asked = tuple(dict.fromkeys((*kinds, *(key[3] for key in swap)))) if kinds else ()
+        for info, scope, ev in self._events(asked):
+            ev = swap.get((info.path, ev.line, ev.col, ev.kind), ev)
+            if not kinds or ev.kind in kinds:
+                yield info, scope, ev
+
+    def _events(self, kinds: tuple) -> Iterator[tuple[ModuleInfo, str, Event]]:
         modules = self.index.modules
         if self._event_ids is None:
             for mod, scope in self.scopes:

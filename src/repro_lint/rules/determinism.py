@@ -27,6 +27,7 @@ from repro_lint.analysis.determinism_state import (
     USE_DETERMINISTIC,
     State,
     function_intent,
+    switch_key,
     raising_ops,
     shows_intent,
     state_of,
@@ -173,6 +174,7 @@ def _keyword_fix(ctx: Context, program: Program, st: State, setting: str) -> Opt
     return Fix(
         f"pass {keyword}={value} to `{name}` (the framework's switch: it also turns deterministic algorithms on, "
         "which raise on operations without a deterministic implementation)", "unsafe", (edit,),
+        switches_on=((*switch_key(info, ev), False),),
     )
 
 
@@ -313,7 +315,7 @@ def _switched(ctx: Context, program: Program, ev: Event, description: str, fixed
 
 
 # -- RPL403 ---------------------------------------------------------------------------------
-def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
+def _switch_on_fix(ctx: Context, info: ModuleInfo, ev: Event) -> Optional[Fix]:
     """Turn a literal `use_deterministic_algorithms(False)` (or debug mode 0) on."""
     span = ev.data.get("arg_span")
     if span is None:
@@ -328,7 +330,8 @@ def _switch_on_fix(ctx: Context, ev: Event) -> Optional[Fix]:
     else:
         edits = [ReplaceExpression(span, '"warn"' if warn else '"error"')]
         safe = warn
-    return Fix("turn deterministic algorithms on", "safe" if safe else "unsafe", tuple(edits))
+    switch = (*switch_key(info, ev), safe)  # (it only warns where it is safe)
+    return Fix("turn deterministic algorithms on", "safe" if safe else "unsafe", tuple(edits), switches_on=(switch,))
 
 
 @rule("RPL403", per="program", follows="intent")
@@ -342,7 +345,7 @@ def deterministic_algorithms_off(ctx: Context, program: Program) -> Iterable[Fin
     for info, _, ev in wrong:
         yield ctx.finding(
             "RPL403", info, ev, f"`{ev.data['api']}(...)` turns deterministic algorithms off",
-            fix=_switch_on_fix(ctx, ev),
+            fix=_switch_on_fix(ctx, info, ev),
             help=sentences(
                 "CUDA operations without a deterministic default (scatter/index accumulation, pooling and "
                 "interpolation backwards, ...) may then give different results from run to run"

@@ -176,30 +176,3 @@ def test_a_switch_turned_on_in_place_asks_for_the_cublas_workspace(run, project)
     assert "= then (--unsafe-fixes): RPL404" in report, report
     assert 'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG"' in (project.root / "train.py").read_text()
 
-
-def test_a_generator_the_seed_gives_intent_to_is_announced(run, project):
-    # `default_rng()` in a program without intent is not reported; once RPL101's seed gives the
-    # program intent it is, and its fix takes the program's new seed (RPL102, a module rule)
-    project("train.py", textwrap.dedent('''
-        import numpy as np
-        import torch
-
-
-        def main():
-            rng = np.random.default_rng()
-            model = torch.nn.Linear(4, 1)
-            opt = torch.optim.SGD(model.parameters(), lr=0.1)
-            for _ in range(10):
-                x = torch.from_numpy(rng.normal(size=(8, 4)).astype(np.float32))
-                loss = model(x).pow(2).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-
-
-        if __name__ == "__main__":
-            main()
-    ''').lstrip())
-    report = _counts_agree(run, project.root, unsafe=False)
-    assert "= then (--fix): RPL102: pass a seed to `default_rng`" in report, report
-    assert "default_rng(seed=SEED)" in (project.root / "train.py").read_text()

@@ -52,8 +52,8 @@ class Program:
         find is what --fix fixes next (`check.cascade`)."""
         copy = Program(self.index, self.entry, self._scopes)
         copy._order, copy._event_ids, copy.hook_starts = self._order, self._event_ids, self.hook_starts
-        copy.assumed_seeds = self.assumed_seeds | frozenset(sources)
-        copy.replaced = {**self.replaced, **(replaced or {})}
+        copy.assumed_seeds = self.assumed_seeds | frozenset(sources) if sources else self.assumed_seeds
+        copy.replaced = {**self.replaced, **replaced} if replaced else self.replaced
         return copy
 
     def seeds_source(self, source: str) -> bool:

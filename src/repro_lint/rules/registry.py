@@ -27,8 +27,9 @@ class RuleSpec:
     `follows`: "intent" for a program rule that looks only at programs showing determinism
     intent: a fix that seeds a program without intent makes the rule look at it, and what it
     then finds and fixes is announced as that fix's follow-ons (spec "Fixes" 13), as is what
-    it finds once a fix turns a switch on (`Fix.switches_on`). Module rules are looked at again
-    once the programs that reach a module are seeded (`check.across`)."""
+    it finds once a fix turns a switch on (`Fix.switches_on`). A module rule's finding reported
+    without a fix is looked at again once the programs that reach it are seeded
+    (`check.across`)."""
 
     code: str
     per: str

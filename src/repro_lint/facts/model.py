@@ -414,12 +414,14 @@ def _plain_events(info: ModuleInfo) -> dict:
 # does): when packed events are decoded, data of up to this many bytes marshalled is shared
 # by every event that has it for the rest of the check (`_SHARED_DATA`; data is never changed
 # once extracted). On a 38,000-file tree the events' data took 72 MB decoded, 33 MB shared.
+# The statements' spans are shared too, keyed by themselves (213,000 events held 129,000
+# span tuples of 2,900 values there: 9 MB).
 _SHARE_DATA_BYTES = 128
-_SHARED_DATA: dict[bytes, dict] = {}
+_SHARED_DATA: "dict[bytes | tuple, dict | tuple]" = {}
 
 
 def _unpacked_events(packed: bytes) -> dict[str, list[Event]]:
-    """Decoded packed events (`pack`), their data shared where it repeats."""
+    """Decoded packed events (`pack`), their data and statement spans shared where they repeat."""
     shared = _SHARED_DATA
     dumps = marshal.dumps
     out: dict[str, list[Event]] = {}
@@ -437,6 +439,8 @@ def _unpacked_events(packed: bytes) -> dict[str, list[Event]]:
                 for key, value in data.items():
                     if type(value) is tuple and value:
                         data[key] = _shared_tuple(value, shared, dumps, 1)
+            if stmt is not None:
+                stmt = shared.setdefault(stmt, stmt)
             evs[i] = Event(kind, line, col, end_line, end_col, stmt, data)
     return out
 

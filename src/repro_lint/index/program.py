@@ -83,6 +83,12 @@ class Program:
         # built on first use: a program can reach tens of thousands of scopes
         return set(self.scopes)
 
+    def scopes_now(self) -> set[ScopeRef]:
+        """The reached scopes as a set, `scope_set` when it is built, else one not kept by
+        the program (for a question asked of it before its own rules run)."""
+        held = self.__dict__.get("scope_set")
+        return held if held is not None else set(self.scopes)
+
     def events(self, *kinds: str) -> Iterator[tuple[ModuleInfo, str, Event]]:
         """The events of the reached scopes in reach order (of the given kinds, or all)."""
         if self.replaced:

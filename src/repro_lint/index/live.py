@@ -384,6 +384,7 @@ class LiveIndex(ProjectIndex):
             for key in self._groups_in.pop(mod, ()):
                 self._by_name_ids.pop(key, None)
             self._class_keys.pop(mod, None)
+            self._no_class.pop(mod, None)
             self._visible.pop(mod, None)
         if _class_outline(old) != _class_outline(new):
             self._subclasses = None

@@ -38,8 +38,6 @@ def _compact_bits(mask: int, numbers: "list[int]") -> "int | tuple[int, ...]":
 
 
 _FEW_VISIBLE = 64
-# a memo's "not asked yet" (its answers can be None)
-_UNKNOWN = object()
 
 
 def _method_key(method: str, marker: Optional[str]) -> "str | tuple[str, str]":
@@ -48,6 +46,8 @@ def _method_key(method: str, marker: Optional[str]) -> "str | tuple[str, str]":
     return method if marker is None else (method, marker)
 # A method name defined in more modules than this gets a bit set of them (see _visible_named).
 _FEW_MODULES = 8
+# The modules whose names that name no project class are remembered (`class_key`).
+_NO_CLASS_MODULES = 256
 
 
 class ProjectIndex(FunctionEffects, ScopeWalk):
@@ -144,8 +144,13 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
         self._module_class: dict[str, bool] = {}
         self._named: Optional[dict[str, object]] = None
         # the memo of `class_key`, per asking module (module -> name -> class key): a tuple key
-        # per answer took 11 MB on 38,000 files, most answers None
-        self._class_keys: dict[str, dict[str, Optional[str]]] = {}
+        # per answer took 11 MB on 38,000 files. Only classes found are kept for good; the
+        # names that name no project class (nine answers in ten) are kept for the modules
+        # asked about last (`_no_class`): kept for every module, they and their names took
+        # 13 MB at the peak of a cold check of 38,308 files, and a module's questions come
+        # together (its scopes' calls, its rules)
+        self._class_keys: dict[str, dict[str, str]] = {}
+        self._no_class: dict[str, set[str]] = {}
         self._alone: dict[str, tuple[str]] = {}  # (`_keys`)
         self._config_names: dict[str, tuple[str, ...]] = {}
         self._config_pattern = hydra_configs.line_pattern(matchers.config_keys)
@@ -313,13 +318,15 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
 
     def class_key(self, qual: str, ctx: ModuleInfo) -> Optional[str]:
         """The project class a qualified name refers to (through re-exports too), if any."""
-        per = self._class_keys.get(ctx.module)
-        if per is None:
-            per = self._class_keys[ctx.module] = {}
-        else:
-            found = per.get(qual, _UNKNOWN)
-            if found is not _UNKNOWN:
-                return found  # type: ignore[return-value]
+        module = ctx.module
+        per = self._class_keys.get(module)
+        if per is not None:
+            found = per.get(qual)
+            if found is not None:
+                return found
+        missing = self._no_class.get(module)
+        if missing is not None and qual in missing:
+            return None
         found = None
         for cand in self._candidates(qual, ctx):
             if cand in self.classes:
@@ -332,9 +339,18 @@ class ProjectIndex(FunctionEffects, ScopeWalk):
                 if target and target != cand and target in self.classes:
                     found = target
                     break
-        # (the name interned: most are made from a call's marker, one string per call, and
-        # the memo kept them all: 9 MB on 38,000 files)
-        per[sys.intern(qual)] = found
+        if found is not None:
+            if per is None:
+                per = self._class_keys[module] = {}
+            # (the name interned: most are made from a call's marker, one string per call, and
+            # the memo kept them all: 9 MB on 38,000 files)
+            per[sys.intern(qual)] = found
+        else:
+            if missing is None:
+                missing = self._no_class[module] = set()
+                if len(self._no_class) > _NO_CLASS_MODULES:
+                    del self._no_class[next(iter(self._no_class))]  # the module asked about first
+            missing.add(qual)
         return found
 
     def registry_classes(self, qual: str, ctx: ModuleInfo) -> Iterator[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 from typing import Optional
 
-from repro_lint.analysis.context import Context
+from repro_lint.analysis.context import Context, program_cache
 from repro_lint.facts.families.dataloader import FACTS, MAX_DEPTH, loader_catalog
 from repro_lint.facts.model import MADE_CLS, MADE_UNKNOWN, MAIN_SCOPE, MODULE_SCOPE, RETURNS_MADE, ModuleInfo
 from repro_lint.index.program import Program
@@ -377,7 +377,10 @@ def worker_draw_sources(ctx: Context, res: LoaderResolver, call: LoaderCall) -> 
 # the methods a DataLoader's workers call on its dataset (catalog `program.instance-methods`
 # has the whole protocol; these are the ones that make the items)
 _ITEM_METHODS = ("__getitem__", "__getitems__", "__iter__", "__next__")
-_WORKER_ONLY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# (let go of once the program's rules have run: kept to the end of the check, the answers
+# took 4 MB on 38,000 files, most of them empty)
+_WORKER_ONLY: "weakref.WeakKeyDictionary" = program_cache()
+_NONE: frozenset = frozenset()
 
 
 def worker_only_scopes(ctx: Context, program: Program, assume_seeded: bool = False) -> frozenset:
@@ -419,7 +422,7 @@ def worker_only_scopes(ctx: Context, program: Program, assume_seeded: bool = Fal
             for name in _ITEM_METHODS:
                 if name in bcls.methods:  # type: ignore[attr-defined]
                     out.add((binfo.module, f"{bcls.qual}.{name}"))  # type: ignore[attr-defined]
-    hit = memo[assume_seeded] = frozenset(_called_only_from(index, program, out)) if out else frozenset()
+    hit = memo[assume_seeded] = frozenset(_called_only_from(index, program, out)) if out else _NONE
     return hit
 
 

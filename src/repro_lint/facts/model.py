@@ -254,7 +254,7 @@ class ModuleInfo:
             packed = state.get("_packed")
             if packed is not None:
                 if name == "events":
-                    state["events"] = _unpacked_events(packed_field(packed, 0))
+                    state["events"] = _unpacked_events(packed_field(packed, 0), self)
                     packed[0] = None
                 else:
                     data = packed_field(packed, BODY_FIELDS.index(name))
@@ -418,14 +418,26 @@ def _plain_events(info: ModuleInfo) -> dict:
 # span tuples of 2,900 values there: 9 MB).
 _SHARE_DATA_BYTES = 128
 _SHARED_DATA: "dict[bytes | tuple, dict | tuple]" = {}
+# the events of a module that has none, shared (decoded events are never changed)
+_NO_EVENTS: "dict[str, list[Event]]" = {}
+_SCOPE_NAMES = {MODULE_SCOPE: MODULE_SCOPE, MAIN_SCOPE: MAIN_SCOPE, TYPING_SCOPE: TYPING_SCOPE}
 
 
-def _unpacked_events(packed: bytes) -> dict[str, list[Event]]:
-    """Decoded packed events (`pack`), their data and statement spans shared where they repeat."""
+def _unpacked_events(packed: bytes, info: ModuleInfo) -> dict[str, list[Event]]:
+    """Decoded packed events (`pack`) of `info`, their data and statement spans shared where
+    they repeat, their scopes named by the outline's strings."""
+    rows_by_scope = marshal.loads(packed)
+    if not rows_by_scope:
+        return _NO_EVENTS
     shared = _SHARED_DATA
     dumps = marshal.dumps
+    functions = info.functions
     out: dict[str, list[Event]] = {}
-    for s, rows in marshal.loads(packed).items():
+    for s, rows in rows_by_scope.items():
+        # the scope's name as the outline holds it (decoded, each module's events had their
+        # own copies of the names of its functions and of `<module>`: 2 MB on 38,000 files)
+        fn = functions.get(s)
+        s = fn.qual if fn is not None and fn.qual == s else _SCOPE_NAMES.get(s, s)
         # (filled in place: a list grown by appending keeps spare room, for as long as the
         # events stay decoded)
         evs = out[s] = [None] * len(rows)
@@ -534,7 +546,7 @@ def unpack(info: ModuleInfo) -> None:
     if packed is None:
         return
     if packed[0] is not None:
-        state["events"] = _unpacked_events(packed_field(packed, 0))
+        state["events"] = _unpacked_events(packed_field(packed, 0), info)
     for i, name in enumerate(_REST_FIELDS, 1):
         if name not in state:  # (else decoded now, and kept)
             state[name] = marshal.loads(packed_field(packed, i))
